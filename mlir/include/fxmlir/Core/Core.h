@@ -1,0 +1,92 @@
+//===- Core.h - the public C++ API of the fxmlir core ---------------*- C++ -*-===//
+//
+// The only symbols the self-contained core library exports. Nothing here
+// names an MLIR or LLVM type, so the library can link MLIR statically with
+// its symbols hidden, and clients (the pybind11 module, fxmlir-opt, the C++
+// tests) build against this header alone, with any compiler and torch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FXMLIR_CORE_CORE_H
+#define FXMLIR_CORE_CORE_H
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#define FXMLIR_API __attribute__((visibility("default")))
+
+namespace fxmlir {
+
+/// A failure the caller can act on: malformed IR, a failed verifier, an
+/// unknown pass. The message holds the diagnostics, each with its location.
+class FXMLIR_API Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Owns the MLIR context with the fxmlir dialect and its dependencies loaded.
+/// Modules must not outlive the context they were parsed in.
+class FXMLIR_API Context {
+public:
+  Context();
+  ~Context();
+  Context(const Context &) = delete;
+  Context &operator=(const Context &) = delete;
+
+  /// Whether an op of this name is registered, e.g. "fxmlir.aten.addmm".
+  bool isRegisteredOp(const std::string &name) const;
+  /// The names of all ops of the fxmlir dialect, sorted.
+  std::vector<std::string> dialectOps() const;
+
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// A parsed, verified module.
+class FXMLIR_API Module {
+public:
+  /// Parses and verifies `text`; `bufferName` names it in diagnostics.
+  /// Throws Error with every diagnostic on failure.
+  static Module parse(Context &context, const std::string &text,
+                      const std::string &bufferName = "<string>");
+  Module(Module &&) noexcept;
+  Module &operator=(Module &&) noexcept;
+  ~Module();
+
+  /// The module in MLIR's custom (or, with `generic`, generic) syntax.
+  std::string str(bool generic = false) const;
+  /// Throws Error if the module does not verify.
+  void verify() const;
+  /// Runs a textual pass pipeline in fxmlir-opt syntax ("canonicalize,cse")
+  /// on the module, in place. Throws Error naming the bad pass or the
+  /// diagnostics of a failing one.
+  void runPipeline(const std::string &pipeline);
+  /// The functions of the module as a JSON graph: arguments, ops with their
+  /// operands, results, types and attributes, and returned values. This is
+  /// what the Python exporter rebuilds an FX graph from.
+  std::string toJson() const;
+  /// The op graph in Graphviz dot syntax.
+  std::string toDot() const;
+  /// How many ops of each name the module holds (functions and module
+  /// excluded).
+  std::map<std::string, int64_t> opCounts() const;
+  /// A deep copy in the same context.
+  Module clone() const;
+
+  struct Impl;
+
+private:
+  explicit Module(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+/// fxmlir-opt: mlir-opt with the fxmlir dialect and passes.
+FXMLIR_API int optMain(int argc, char **argv);
+
+} // namespace fxmlir
+
+#endif // FXMLIR_CORE_CORE_H

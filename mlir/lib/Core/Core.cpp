@@ -1,0 +1,178 @@
+//===- Core.cpp - Context and Module ---------------------------------------===//
+
+#include "CoreImpl.h"
+
+#include "fxmlir/Dialect/FxmlirDialect.h"
+#include "fxmlir/InitAll.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/ViewOpGraph.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace fxmlir;
+
+static mlir::DialectRegistry makeRegistry() {
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  return registry;
+}
+
+// Graphs are small and we are called from torch's threads: MLIR's own
+// thread pool would only add start-up cost and contention.
+Context::Impl::Impl()
+    : context(makeRegistry(), mlir::MLIRContext::Threading::DISABLED) {
+  context.loadAllAvailableDialects();
+  registerAllPasses();
+}
+
+Context::Context() : impl(std::make_unique<Impl>()) {}
+Context::~Context() = default;
+
+bool Context::isRegisteredOp(const std::string &name) const {
+  return mlir::RegisteredOperationName::lookup(name, &impl->context)
+      .has_value();
+}
+
+std::vector<std::string> Context::dialectOps() const {
+  std::vector<std::string> names;
+  for (mlir::RegisteredOperationName op :
+       impl->context.getRegisteredOperations())
+    if (op.getDialectNamespace() == "fxmlir")
+      names.push_back(op.getStringRef().str());
+  llvm::sort(names);
+  return names;
+}
+
+namespace {
+/// Collects every diagnostic emitted while it lives as "loc: severity: msg"
+/// lines, notes included, so they can travel in an Error.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(mlir::MLIRContext *context)
+      : handler(context, [this](mlir::Diagnostic &diag) {
+          append(diag);
+          for (mlir::Diagnostic &note : diag.getNotes())
+            append(note);
+          return mlir::success();
+        }) {}
+
+  /// Throws Error with `what` followed by the collected diagnostics.
+  [[noreturn]] void fail(const std::string &what) {
+    throw Error(messages.empty() ? what : what + ":\n" + messages);
+  }
+
+private:
+  void append(mlir::Diagnostic &diag) {
+    llvm::raw_string_ostream os(messages);
+    os << diag.getLocation() << ": ";
+    switch (diag.getSeverity()) {
+    case mlir::DiagnosticSeverity::Error:
+      os << "error: ";
+      break;
+    case mlir::DiagnosticSeverity::Warning:
+      os << "warning: ";
+      break;
+    case mlir::DiagnosticSeverity::Note:
+      os << "note: ";
+      break;
+    case mlir::DiagnosticSeverity::Remark:
+      os << "remark: ";
+      break;
+    }
+    os << diag << "\n";
+  }
+
+  std::string messages;
+  mlir::ScopedDiagnosticHandler handler;
+};
+} // namespace
+
+Module::Module(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+Module::Module(Module &&) noexcept = default;
+Module &Module::operator=(Module &&) noexcept = default;
+Module::~Module() = default;
+
+Module Module::parse(Context &context, const std::string &text,
+                     const std::string &bufferName) {
+  mlir::MLIRContext *ctx = &context.impl->context;
+  std::string errors;
+  llvm::raw_string_ostream errorStream(errors);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
+  // Prints "name:line:col: error: ..." with the offending source line.
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, ctx, errorStream);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr,
+                                            mlir::ParserConfig(ctx));
+  if (!module)
+    throw Error("cannot parse " + bufferName + ":\n" + errors);
+  auto impl = std::make_unique<Impl>();
+  impl->module = std::move(module);
+  return Module(std::move(impl));
+}
+
+std::string Module::str(bool generic) const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  mlir::OpPrintingFlags flags;
+  if (generic)
+    flags.printGenericOpForm();
+  impl->module->print(os, flags);
+  return text;
+}
+
+void Module::verify() const {
+  DiagnosticCollector diagnostics(impl->module->getContext());
+  if (mlir::failed(mlir::verify(*impl->module)))
+    diagnostics.fail("module does not verify");
+}
+
+void Module::runPipeline(const std::string &pipeline) {
+  mlir::MLIRContext *ctx = impl->module->getContext();
+  mlir::PassManager pm(ctx);
+  std::string parseErrors;
+  llvm::raw_string_ostream errorStream(parseErrors);
+  if (mlir::failed(mlir::parsePassPipeline(pipeline, pm, errorStream)))
+    throw Error("bad pass pipeline '" + pipeline + "': " + parseErrors);
+  DiagnosticCollector diagnostics(ctx);
+  if (mlir::failed(pm.run(*impl->module)))
+    diagnostics.fail("pass pipeline '" + pipeline + "' failed");
+}
+
+std::string Module::toJson() const { return moduleToJson(*impl->module); }
+
+std::string Module::toDot() const {
+  std::string dot;
+  llvm::raw_string_ostream os(dot);
+  mlir::PassManager pm(impl->module->getContext());
+  pm.addPass(mlir::createPrintOpGraphPass(os));
+  DiagnosticCollector diagnostics(impl->module->getContext());
+  if (mlir::failed(pm.run(*impl->module)))
+    diagnostics.fail("cannot draw the op graph");
+  os.flush();
+  return dot;
+}
+
+std::map<std::string, int64_t> Module::opCounts() const {
+  std::map<std::string, int64_t> counts;
+  impl->module->walk([&](mlir::Operation *op) {
+    if (!llvm::isa<mlir::ModuleOp, mlir::func::FuncOp>(op))
+      ++counts[op->getName().getStringRef().str()];
+  });
+  return counts;
+}
+
+Module Module::clone() const {
+  auto copy = std::make_unique<Impl>();
+  copy->module = impl->module->clone();
+  return Module(std::move(copy));
+}

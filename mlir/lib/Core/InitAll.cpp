@@ -1,0 +1,20 @@
+//===- InitAll.cpp - register everything fxmlir uses ----------------------===//
+
+#include "fxmlir/InitAll.h"
+
+#include "fxmlir/Dialect/FxmlirDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+#include <mutex>
+
+void fxmlir::registerAllDialects(mlir::DialectRegistry &registry) {
+  registry.insert<mlir::fxmlir::FxmlirDialect, mlir::func::FuncDialect>();
+}
+
+void fxmlir::registerAllPasses() {
+  static std::once_flag once;
+  std::call_once(once, [] { mlir::registerTransformsPasses(); });
+}
