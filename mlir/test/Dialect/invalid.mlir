@@ -1,0 +1,141 @@
+// Each verifier rejects bad input with a diagnostic naming the problem.
+// RUN: fxmlir-opt %s -split-input-file -verify-diagnostics
+
+func.func @bias_not_1d(%x: tensor<8x16xf32>, %b: tensor<1x16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{needs a 1-D bias, got rank 2}}
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (tensor<8x16xf32>, tensor<1x16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @axis_out_of_range(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{axis 2 is out of range for an input of rank 2}}
+  %0 = fxmlir.bias_add %x, %b {axis = 2 : i64} : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @bias_size_mismatch(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{bias of size 16 does not match dim 0 of size 8}}
+  %0 = fxmlir.bias_add %x, %b {axis = 0 : i64} : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @element_type_mismatch(%x: tensor<8x16xf32>, %b: tensor<16xf16>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{input element type 'f32' differs from bias element type 'f16'}}
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (tensor<8x16xf32>, tensor<16xf16>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @device_mismatch(%x: tensor<16xf32, #fxmlir.device<"cpu">>,
+                           %b: tensor<16xf32, #fxmlir.device<"cuda:0">>)
+    -> tensor<16xf32, #fxmlir.device<"cpu">> {
+  // expected-error @+1 {{input and bias are on different devices}}
+  %0 = fxmlir.bias_add %x, %b {axis = 0 : i64}
+      : (tensor<16xf32, #fxmlir.device<"cpu">>, tensor<16xf32, #fxmlir.device<"cuda:0">>)
+      -> tensor<16xf32, #fxmlir.device<"cpu">>
+  return %0 : tensor<16xf32, #fxmlir.device<"cpu">>
+}
+
+// -----
+
+func.func @result_mismatch(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{result type 'tensor<8x8xf32>' does not match input type 'tensor<8x16xf32>'}}
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @bad_approximate(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{approximate must be "none" or "tanh", got "fast"}}
+  %0 = fxmlir.fused_bias_add_gelu %x, %b {approximate = "fast", axis = 1 : i64} : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @grad_shape(%g: tensor<4x16xf32>, %x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{grad type 'tensor<4x16xf32>' is not shaped like 'tensor<8x16xf32>'}}
+  %0 = fxmlir.fused_bias_add_gelu_grad %g, %x, %b {approximate = "none", axis = 1 : i64} : (tensor<4x16xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @mask_not_bool(%x: tensor<8x16xf32>, %b: tensor<16xf32>, %m: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{mask must have element type i1, got 'f32'}}
+  %0 = fxmlir.fused_bias_add_mask_scale %x, %b, %m {axis = 1 : i64, scale = 2.0 : f64} : (tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @mask_shape(%x: tensor<8x16xf32>, %b: tensor<16xf32>, %m: tensor<16xi1>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{mask type 'tensor<16xi1>' is not shaped like 'tensor<8x16xf32>'}}
+  %0 = fxmlir.fused_bias_add_mask_scale %x, %b, %m {axis = 1 : i64, scale = 2.0 : f64} : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xi1>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @p_out_of_range(%x: tensor<8xf32>) -> tensor<8xi1> {
+  // expected-error @+1 {{p must be in [0, 1), got 1}}
+  %0 = fxmlir.random_mask_like %x {p = 1.0 : f64} : (tensor<8xf32>) -> tensor<8xi1>
+  return %0 : tensor<8xi1>
+}
+
+// -----
+
+func.func @mask_result_type(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{result must have element type i1, got 'f32'}}
+  %0 = fxmlir.random_mask_like %x {p = 0.5 : f64} : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @call_bad_operand_ref(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{refers to operand 3 but has 1 operands}}
+  %0 = fxmlir.call "mylib::op"(%x) {args = [#fxmlir.operand<3>], kwargs = {}} : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @call_empty_target(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{needs a non-empty target name}}
+  %0 = fxmlir.call ""(%x) {args = [#fxmlir.operand<0>], kwargs = {}} : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @jit_missing_callee(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{callee @nowhere is not a func.func}}
+  %0 = fxmlir.mlir_jit @nowhere(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func private @region(%x: tensor<8xf32>) -> tensor<8xf32>
+
+func.func @jit_type_mismatch(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{operand and result types do not match callee @region}}
+  %0 = fxmlir.mlir_jit @region(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{unknown device type 'tpu' in 'tpu:0'}}
+func.func @bad_device(%x: tensor<8xf32, #fxmlir.device<"tpu:0">>) {
+  return
+}

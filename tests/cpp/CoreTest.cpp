@@ -1,0 +1,123 @@
+//===- CoreTest.cpp - tests of the public core API ------------------------===//
+
+#include "fxmlir/Core/Core.h"
+
+#include <gtest/gtest.h>
+
+using fxmlir::Context;
+using fxmlir::Error;
+using fxmlir::Module;
+
+namespace {
+
+constexpr const char *kBiasGelu = R"mlir(
+func.func @forward(%x: tensor<4x8xf32, #fxmlir.device<"cpu">>,
+                   %b: tensor<8xf32, #fxmlir.device<"cpu">>)
+    -> tensor<4x8xf32, #fxmlir.device<"cpu">> {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64}
+      : (tensor<4x8xf32, #fxmlir.device<"cpu">>, tensor<8xf32, #fxmlir.device<"cpu">>)
+      -> tensor<4x8xf32, #fxmlir.device<"cpu">>
+  %1 = fxmlir.aten.gelu %0 {approximate = "none"}
+      : (tensor<4x8xf32, #fxmlir.device<"cpu">>) -> tensor<4x8xf32, #fxmlir.device<"cpu">>
+  return %1 : tensor<4x8xf32, #fxmlir.device<"cpu">>
+}
+)mlir";
+
+class CoreTest : public ::testing::Test {
+protected:
+  Context context;
+};
+
+TEST_F(CoreTest, RegistersGeneratedAndHandWrittenOps) {
+  EXPECT_TRUE(context.isRegisteredOp("fxmlir.aten.gelu"));
+  EXPECT_TRUE(context.isRegisteredOp("fxmlir.fused_bias_add_gelu"));
+  EXPECT_TRUE(context.isRegisteredOp("fxmlir.call"));
+  EXPECT_FALSE(context.isRegisteredOp("fxmlir.aten.no_such_op"));
+  std::vector<std::string> ops = context.dialectOps();
+  EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));
+  EXPECT_NE(std::find(ops.begin(), ops.end(), "fxmlir.mlir_jit"), ops.end());
+}
+
+TEST_F(CoreTest, PrintedModuleReparsesToTheSameText) {
+  Module module = Module::parse(context, kBiasGelu, "bias_gelu.mlir");
+  std::string printed = module.str();
+  EXPECT_NE(printed.find("fxmlir.bias_add"), std::string::npos);
+  EXPECT_EQ(Module::parse(context, printed).str(), printed);
+  // The generic form names every op in quotes and parses back too.
+  std::string generic = module.str(/*generic=*/true);
+  EXPECT_NE(generic.find("\"fxmlir.aten.gelu\""), std::string::npos);
+  EXPECT_EQ(Module::parse(context, generic).str(), printed);
+}
+
+TEST_F(CoreTest, MalformedInputNamesTheLocation) {
+  try {
+    Module::parse(context, "func.func @f() {\n  %0 = fxmlir.nope\n}\n",
+                  "bad.mlir");
+    FAIL() << "parse accepted malformed input";
+  } catch (const Error &error) {
+    std::string message = error.what();
+    EXPECT_NE(message.find("bad.mlir:2:"), std::string::npos) << message;
+    EXPECT_NE(message.find("fxmlir.nope"), std::string::npos) << message;
+  }
+}
+
+TEST_F(CoreTest, VerifierErrorsAreReported) {
+  // The bias is 7 wide but dim 1 is 8.
+  const char *text = R"mlir(
+func.func @f(%x: tensor<4x8xf32>, %b: tensor<7xf32>) -> tensor<4x8xf32> {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64}
+      : (tensor<4x8xf32>, tensor<7xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+)mlir";
+  try {
+    Module::parse(context, text, "mismatch.mlir");
+    FAIL() << "verifier accepted a mismatched bias";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("does not match dim 1"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST_F(CoreTest, RunsPipelinesAndRejectsUnknownPasses) {
+  const char *text = R"mlir(
+func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = fxmlir.aten.gelu %x {approximate = "none"} : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = fxmlir.aten.gelu %x {approximate = "none"} : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = fxmlir.aten.gelu %x {approximate = "tanh"} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
+)mlir";
+  Module module = Module::parse(context, text);
+  EXPECT_EQ(module.opCounts()["fxmlir.aten.gelu"], 3);
+  Module copy = module.clone();
+  // Pure ops: the unused one is dead.
+  module.runPipeline("canonicalize");
+  EXPECT_EQ(module.opCounts()["fxmlir.aten.gelu"], 2);
+  // The clone is independent of the transformed module; CSE merges the twins.
+  EXPECT_EQ(copy.opCounts()["fxmlir.aten.gelu"], 3);
+  copy.runPipeline("cse");
+  EXPECT_EQ(copy.opCounts()["fxmlir.aten.gelu"], 1);
+  EXPECT_THROW(module.runPipeline("no-such-pass"), Error);
+}
+
+TEST_F(CoreTest, ExportsJsonGraphWithTaggedAttributes) {
+  Module module = Module::parse(context, kBiasGelu);
+  std::string json = module.toJson();
+  EXPECT_NE(json.find("\"name\":\"forward\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"axis\":{\"int\":1}"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"approximate\":{\"str\":\"none\"}"), std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"device\":\"cpu\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"shape\":[4,8]"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"returns\":[3]"), std::string::npos) << json;
+}
+
+TEST_F(CoreTest, DrawsTheOpGraphAsDot) {
+  std::string dot = Module::parse(context, kBiasGelu).toDot();
+  EXPECT_EQ(dot.rfind("digraph", 0), 0u) << dot.substr(0, 80);
+  EXPECT_NE(dot.find("fxmlir.bias_add"), std::string::npos);
+}
+
+} // namespace
