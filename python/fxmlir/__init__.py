@@ -1,0 +1,1 @@
+"""fxmlir: round-trip PyTorch training graphs through MLIR and fuse them."""

@@ -1,0 +1,61 @@
+"""Builds fxmlir: CMake builds the MLIR core, fxmlir-opt, fxmlir._C and the
+torch op library into build/package/fxmlir; setuptools ships them with the
+Python sources of python/fxmlir.
+
+Environment (build time only):
+  FXMLIR_BUILD_DIR   CMake build directory (default: build)
+  FXMLIR_CMAKE_ARGS  extra CMake arguments, e.g. for a machine without MLIR:
+                     "-DFXMLIR_BUILD_CORE=OFF -DFXMLIR_PREBUILT_CORE=/path"
+"""
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).resolve().parent
+
+
+class CMakeExtension(Extension):
+    """Stands for everything the CMake project builds."""
+
+    def __init__(self) -> None:
+        super().__init__("fxmlir._C", sources=[])
+
+
+class CMakeBuild(build_ext):
+    def build_extension(self, ext: Extension) -> None:
+        build_dir = Path(os.environ.get("FXMLIR_BUILD_DIR", ROOT / "build"))
+        configure = [
+            "cmake", "-S", str(ROOT), "-B", str(build_dir),
+            f"-DPython3_EXECUTABLE={sys.executable}",
+            *shlex.split(os.environ.get("FXMLIR_CMAKE_ARGS", "")),
+        ]
+        if shutil.which("ninja") and not (build_dir / "CMakeCache.txt").exists():
+            configure += ["-G", "Ninja"]
+        subprocess.run(configure, check=True)
+        subprocess.run(["cmake", "--build", str(build_dir), "--parallel"],
+                       check=True)
+        # Everything under package/fxmlir goes into the installed package.
+        target = Path(self.get_ext_fullpath(ext.name)).parent
+        target.mkdir(parents=True, exist_ok=True)
+        for built in (build_dir / "package" / "fxmlir").iterdir():
+            shutil.copy2(built, target / built.name)
+
+
+setup(
+    name="fxmlir",
+    version="0.1.0",
+    description="Round-trip PyTorch training graphs through MLIR and fuse them",
+    python_requires=">=3.10",
+    packages=["fxmlir"],
+    package_dir={"": "python"},
+    ext_modules=[CMakeExtension()],
+    cmdclass={"build_ext": CMakeBuild},
+    zip_safe=False,
+)

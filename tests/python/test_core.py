@@ -1,0 +1,80 @@
+"""fxmlir._C: the core API from Python (parse, print, verify, transform)."""
+
+import json
+
+import pytest
+
+from fxmlir import _C
+
+BIAS_GELU = """
+func.func @forward(%x: tensor<2x4xf32, #fxmlir.device<"cpu">>,
+                   %b: tensor<4xf32, #fxmlir.device<"cpu">>)
+    -> tensor<2x4xf32, #fxmlir.device<"cpu">> {
+  %0 = fxmlir.fused_bias_add_gelu %x, %b {approximate = "none", axis = 1 : i64}
+      : (tensor<2x4xf32, #fxmlir.device<"cpu">>, tensor<4xf32, #fxmlir.device<"cpu">>)
+      -> tensor<2x4xf32, #fxmlir.device<"cpu">>
+  return %0 : tensor<2x4xf32, #fxmlir.device<"cpu">>
+}
+"""
+
+
+@pytest.fixture
+def context() -> _C.Context:
+    return _C.Context()
+
+
+def test_dialect_registers_generated_and_hand_written_ops(context):
+    ops = context.dialect_ops()
+    assert "fxmlir.fused_bias_add_gelu" in ops
+    assert "fxmlir.aten.gelu" in ops
+    assert context.is_registered_op("fxmlir.call")
+    assert not context.is_registered_op("fxmlir.no_such_op")
+
+
+def test_print_reparses_to_the_same_text(context):
+    module = context.parse(BIAS_GELU)
+    text = str(module)
+    assert "fxmlir.fused_bias_add_gelu" in text
+    assert str(context.parse(text)) == text
+    generic = module.print(generic=True)
+    assert '"fxmlir.fused_bias_add_gelu"' in generic
+    assert str(context.parse(generic)) == text
+
+
+def test_malformed_input_is_a_located_error(context):
+    with pytest.raises(_C.Error, match=r"bad\.mlir:3:\d+: .*expected"):
+        context.parse("func.func @f() {\n  return\n  %0 = \n}", "bad.mlir")
+
+
+def test_verifier_error_names_the_problem(context):
+    bad = BIAS_GELU.replace('"none"', '"fast"')
+    with pytest.raises(ValueError, match='approximate must be "none" or "tanh"'):
+        context.parse(bad)
+
+
+def test_pipeline_runs_and_rejects_unknown_pass(context):
+    module = context.parse(BIAS_GELU)
+    module.run_pipeline("canonicalize,cse")
+    assert module.op_counts() == {"fxmlir.fused_bias_add_gelu": 1,
+                                  "func.return": 1}
+    with pytest.raises(_C.Error, match="no-such-pass"):
+        module.run_pipeline("no-such-pass")
+
+
+def test_json_export_describes_the_graph(context):
+    graph = json.loads(context.parse(BIAS_GELU).to_json())
+    (func,) = graph["functions"]
+    assert func["name"] == "forward"
+    assert [a["type"]["shape"] for a in func["arguments"]] == [[2, 4], [4]]
+    (op,) = func["ops"]
+    assert op["name"] == "fxmlir.fused_bias_add_gelu"
+    assert op["attributes"]["axis"] == {"int": 1}
+    assert op["attributes"]["approximate"] == {"str": "none"}
+    assert op["results"][0]["type"]["device"] == "cpu"
+    assert func["returns"] == [op["results"][0]["id"]]
+
+
+def test_dot_draws_the_op_graph(context):
+    dot = context.parse(BIAS_GELU).to_dot()
+    assert dot.startswith("digraph")
+    assert "fused_bias_add_gelu" in dot
