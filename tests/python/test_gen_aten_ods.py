@@ -1,0 +1,199 @@
+"""The schema rule (fxmlir.schema) and the AtenOps.td generator built on it."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+from fxmlir import schema
+from fxmlir.schema import ArgKind, AttrKind, ResultKind
+
+aten = torch.ops.aten
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load_tool():
+    spec = importlib.util.spec_from_file_location(
+        "gen_aten_ods", ROOT / "tools" / "gen_aten_ods.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+gen = _load_tool()
+
+
+def _args(op) -> dict[str, schema.ArgRule]:
+    sig = schema.op_signature(op)
+    assert sig is not None, schema.unsupported_reason(op)
+    return {a.name: a for a in sig.args}
+
+
+def test_committed_file_is_current() -> None:
+    committed = gen.DEFAULT_OUTPUT.read_text()
+    recorded = next(line.removeprefix(gen.VERSION_LINE)
+                    for line in committed.splitlines()
+                    if line.startswith(gen.VERSION_LINE))
+    if recorded != torch.__version__:
+        pytest.skip(f"AtenOps.td was generated from torch {recorded}, "
+                    f"this is torch {torch.__version__}")
+    text, _ = gen.generate()
+    assert text == committed, "run python tools/gen_aten_ods.py"
+
+
+def test_check_reports_a_stale_file(tmp_path: Path, capsys) -> None:
+    stale = tmp_path / "AtenOps.td"
+    stale.write_text("// stale\n")
+    assert gen.main(["-o", str(stale), "--check"]) == 1
+    assert "is stale" in capsys.readouterr().err
+    assert gen.main(["-o", str(stale)]) == 0
+    assert gen.main(["-o", str(stale), "--check"]) == 0
+
+
+def test_names() -> None:
+    assert schema.mlir_op_name(aten.addmm.default) == "fxmlir.aten.addmm"
+    assert schema.mlir_op_name(aten.add.Tensor) == "fxmlir.aten.add.Tensor"
+    assert schema.ods_def_name(aten.sum.dim_IntList) == "Aten_SumDimIntListOp"
+    assert schema.ods_def_name(aten._softmax.default) == "Aten_UnderscoreSoftmaxOp"
+    assert schema.ods_def_name(aten.softmax.int) == "Aten_SoftmaxIntOp"
+
+
+def test_addmm() -> None:
+    sig = schema.op_signature(aten.addmm.default)
+    assert [a.ods_name for a in sig.operands] == ["self", "mat1", "mat2"]
+    assert all(a.kind is ArgKind.TENSOR for a in sig.operands)
+    beta = sig.attributes[0]
+    assert (beta.name, beta.attr, beta.optional, beta.default, beta.kwarg_only) == \
+        ("beta", AttrKind.SCALAR, False, 1, True)
+    assert beta.ods_constraint == "Fxmlir_ScalarAttr"
+    assert [(r.ods_name, r.kind) for r in sig.results] == [("result", ResultKind.TENSOR)]
+    assert sig.is_pure
+
+
+def test_native_dropout_optional_bool_and_two_results() -> None:
+    sig = schema.op_signature(aten.native_dropout.default)
+    train = _args(aten.native_dropout.default)["train"]
+    assert (train.attr, train.optional, train.has_default) == (AttrKind.BOOL, True, False)
+    assert train.ods_constraint == "OptionalAttr<BoolAttr>"
+    assert [r.ods_name for r in sig.results] == ["result0", "result1"]
+    assert not sig.is_pure  # nondeterministic_seeded: never merged or moved
+
+
+def test_native_layer_norm_three_results() -> None:
+    args = _args(aten.native_layer_norm.default)
+    assert args["normalized_shape"].attr is AttrKind.INT_LIST
+    assert args["weight"].kind is ArgKind.OPTIONAL_TENSOR
+    assert args["eps"].attr is AttrKind.FLOAT
+    sig = schema.op_signature(aten.native_layer_norm.default)
+    assert [r.ods_name for r in sig.results] == ["result0", "result1", "result2"]
+
+
+def test_convolution_int_lists_and_optional_bias() -> None:
+    args = _args(aten.convolution.default)
+    assert args["bias"].kind is ArgKind.OPTIONAL_TENSOR
+    assert args["bias"].ods_constraint == "Fxmlir_OptionalTensor"
+    assert args["stride"].ods_constraint == "DenseI64ArrayAttr"
+    assert args["groups"].attr is AttrKind.INT  # SymInt
+    assert args["transposed"].attr is AttrKind.BOOL
+
+
+def test_sum_optional_int_list_and_dtype() -> None:
+    args = _args(aten.sum.dim_IntList)
+    assert args["dim"].ods_constraint == "OptionalAttr<DenseI64ArrayAttr>"
+    assert not args["dim"].has_default
+    assert args["dtype"].ods_constraint == "OptionalAttr<Fxmlir_DTypeAttr>"
+    assert args["dtype"].default is None
+    assert args["keepdim"].default is False
+
+
+def test_tensor_lists() -> None:
+    assert _args(aten.cat.default)["tensors"].kind is ArgKind.TENSOR_LIST
+    assert _args(aten.cat.default)["dim"].default == 0
+    assert _args(aten.index.Tensor)["indices"].kind is ArgKind.OPTIONAL_TENSOR_LIST
+    sig = schema.op_signature(aten.split.Tensor)
+    assert [r.kind for r in sig.results] == [ResultKind.TENSOR_LIST]
+
+
+def test_number_result() -> None:
+    sig = schema.op_signature(aten.sym_size.int)
+    assert [r.kind for r in sig.results] == [ResultKind.SCALAR]
+
+
+def test_enum_defaults_are_torch_objects() -> None:
+    assert _args(aten.randperm.default)["dtype"].default is torch.int64
+    args = _args(aten.contiguous.default)
+    assert args["memory_format"].attr is AttrKind.MEMORY_FORMAT
+    assert args["memory_format"].default is torch.contiguous_format
+
+
+@pytest.mark.parametrize("op, reason", [
+    (aten.add.out, "out= variant"),
+    (aten.add_.Tensor, "mutates 'self'"),
+    (aten._native_batch_norm_legit.default, "mutates 'running_mean'"),
+    (aten.bernoulli.p, "argument 'generator'"),
+    (aten._assert_async.default, "returns nothing"),
+    (aten.qscheme.default, "result of type QScheme"),
+])
+def test_unsupported(op, reason: str) -> None:
+    assert schema.op_signature(op) is None
+    assert reason in schema.unsupported_reason(op)
+
+
+@pytest.fixture(scope="module")
+def renamed_op():
+    lib = torch.library.Library("fxmlir_schema_test", "DEF")
+    lib.define("renamed(Tensor operands, str name, int type, bool default) -> Tensor")
+    lib.define("clash(Tensor self, int result) -> Tensor")
+    yield torch.ops.fxmlir_schema_test
+    del lib
+
+
+def test_reserved_names_get_a_trailing_underscore(renamed_op) -> None:
+    args = _args(renamed_op.renamed.default)
+    assert {a.name: a.ods_name for a in args.values()} == {
+        "operands": "operands_", "name": "name_", "type": "type_",
+        "default": "default_"}
+    args = _args(renamed_op.clash.default)
+    assert args["result"].ods_name == "result_"
+    assert [r.ods_name for r in schema.op_signature(renamed_op.clash.default).results] \
+        == ["result"]
+
+
+def test_typed_ops() -> None:
+    ops = schema.typed_aten_ops()
+    names = [schema.mlir_op_name(op) for op in ops]
+    assert names == sorted(set(names))
+    assert len({schema.ods_def_name(op) for op in ops}) == len(ops)
+    for name in ("addmm", "linear", "native_layer_norm_backward", "sum.dim_IntList",
+                 "_scaled_dot_product_flash_attention_for_cpu", "convolution_backward"):
+        assert f"fxmlir.aten.{name}" in names
+    assert all(schema.op_signature(op) is not None for op in ops)
+
+
+def test_generated_op() -> None:
+    text = gen.op_def(schema.op_signature(aten.index_put.default))
+    assert text == (
+        'def Aten_IndexPutOp : Aten_Op<"index_put", [Pure]> {\n'
+        '  let summary = "aten::index_put(Tensor self, Tensor?[] indices, '
+        'Tensor values, bool accumulate=False) -> Tensor";\n'
+        "  let arguments = (ins\n"
+        "    Fxmlir_Tensor:$self,\n"
+        "    Fxmlir_OptionalTensorList:$indices,\n"
+        "    Fxmlir_Tensor:$values,\n"
+        "    BoolAttr:$accumulate\n"
+        "  );\n"
+        "  let results = (outs Fxmlir_Tensor:$result);\n"
+        '  let assemblyFormat = "$self `,` `[` $indices `]` `,` $values attr-dict '
+        '`:` functional-type(operands, results)";\n'
+        "}\n")
+
+
+def test_op_from_mlir_name() -> None:
+    for op in (aten.addmm.default, aten.add.Tensor, aten.sum.dim_IntList):
+        assert schema.op_from_mlir_name(schema.mlir_op_name(op)) is op
+    assert schema.op_from_mlir_name("fxmlir.aten.no_such_op") is None
+    assert schema.op_from_mlir_name("fxmlir.aten.add.no_such_overload") is None
+    assert schema.op_from_mlir_name("func.call") is None
