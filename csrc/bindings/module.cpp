@@ -17,6 +17,17 @@ PYBIND11_MODULE(_C, m) {
 
   py::register_exception<fxmlir::Error>(m, "Error", PyExc_ValueError);
 
+  py::class_<fxmlir::PassDescription>(m, "PassDescription")
+      .def_readonly("name", &fxmlir::PassDescription::name)
+      .def_readonly("summary", &fxmlir::PassDescription::summary)
+      .def_readonly("in_default_pipeline",
+                    &fxmlir::PassDescription::inDefaultPipeline)
+      .def("__repr__", [](const fxmlir::PassDescription &p) {
+        return "<pass " + p.name + ": " + p.summary + ">";
+      });
+  m.def("pipeline_passes", &fxmlir::pipelinePasses,
+        "The passes a round trip may run, in pipeline order.");
+
   py::class_<fxmlir::Context>(m, "Context")
       .def(py::init<>())
       .def("is_registered_op", &fxmlir::Context::isRegisteredOp,

@@ -3,6 +3,7 @@
 #include "fxmlir/InitAll.h"
 
 #include "fxmlir/Dialect/FxmlirDialect.h"
+#include "fxmlir/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -16,5 +17,8 @@ void fxmlir::registerAllDialects(mlir::DialectRegistry &registry) {
 
 void fxmlir::registerAllPasses() {
   static std::once_flag once;
-  std::call_once(once, [] { mlir::registerTransformsPasses(); });
+  std::call_once(once, [] {
+    mlir::registerTransformsPasses();
+    mlir::fxmlir::registerFxmlirPasses();
+  });
 }

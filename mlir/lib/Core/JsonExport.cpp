@@ -139,10 +139,15 @@ Object JsonExporter::exportOp(Operation *op) {
   Object attrs;
   for (NamedAttribute attr : op->getAttrDictionary())
     attrs[attr.getName().str()] = exportAttr(attr.getValue());
-  return Object{{"name", op->getName().getStringRef().str()},
-                {"operands", std::move(operands)},
-                {"results", std::move(results)},
-                {"attributes", std::move(attrs)}};
+  Object exported{{"name", op->getName().getStringRef().str()},
+                  {"operands", std::move(operands)},
+                  {"results", std::move(results)},
+                  {"attributes", std::move(attrs)}};
+  // The importer names each op's location after its FX node; keeping the
+  // name keeps the exported graph readable and its nodes traceable.
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    exported["loc"] = name.getName().str();
+  return exported;
 }
 
 Object JsonExporter::exportFunction(func::FuncOp func) {

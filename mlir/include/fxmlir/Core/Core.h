@@ -85,6 +85,18 @@ private:
 };
 
 /// fxmlir-opt: mlir-opt with the fxmlir dialect and passes.
+/// A pass of the fxmlir pipeline, by the name fxmlir-opt, Python and
+/// FXMLIR_PASSES all use.
+struct PassDescription {
+  std::string name;
+  std::string summary;
+  /// Whether the default pipeline runs it.
+  bool inDefaultPipeline;
+};
+
+/// The pipeline's passes in the order the pipeline runs them.
+FXMLIR_API std::vector<PassDescription> pipelinePasses();
+
 FXMLIR_API int optMain(int argc, char **argv);
 
 } // namespace fxmlir

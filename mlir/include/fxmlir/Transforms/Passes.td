@@ -1,0 +1,57 @@
+//===- Passes.td - fxmlir graph passes ---------------------*- tablegen -*-===//
+//
+// Every fxmlir pass, in the order the default pipeline runs them (the list
+// users select from lives in lib/Core/PassRegistry.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FXMLIR_TRANSFORMS_PASSES_TD
+#define FXMLIR_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def Decompose : Pass<"fxmlir-decompose"> {
+  let summary = "Rewrite linear layers into one canonical bias_add form for fusion";
+  let description = [{
+    PyTorch spells a linear layer's bias add many ways: `addmm(b, x, wT)`,
+    `linear(x, w, b)`, a broadcast `add(x, b)`, often followed by a `view`
+    that restores leading dims. This pass rewrites them to `mm`/`linear` +
+    `fxmlir.bias_add` along an explicit axis and moves a single-use bias_add
+    below a view that keeps the last dim, so fusion patterns match one form.
+    `fxmlir-recompose` undoes what no fusion used.
+  }];
+  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+}
+
+def FuseBiasAddGelu : Pass<"fxmlir-fuse-bias-add-gelu"> {
+  let summary = "Fuse bias_add + gelu (and gelu_backward of a bias_add) into one kernel";
+  let description = [{
+    `gelu(bias_add(x, b))` -> `fused_bias_add_gelu(x, b)` and
+    `gelu_backward(g, bias_add(x, b))` -> `fused_bias_add_gelu_grad(g, x, b)`,
+    for f32/f16/bf16 tensors on CPU or CUDA whose bias_add has no other use.
+  }];
+  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+}
+
+def FuseBiasAddDropout : Pass<"fxmlir-fuse-bias-add-dropout"> {
+  let summary = "Fuse bias_add + native_dropout into random_mask_like + fused_bias_add_mask_scale";
+  let description = [{
+    `native_dropout(bias_add(x, b), p, train)` -> `random_mask_like(x, p)`
+    and `fused_bias_add_mask_scale(x, b, mask, 1 / (1 - p))`; the dropout's
+    mask result is replaced by the random_mask_like result, so the backward
+    graph keeps using the mask the forward drew. p = 0 and eval mode are not
+    dropout and are left alone.
+  }];
+  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+}
+
+def Recompose : Pass<"fxmlir-recompose"> {
+  let summary = "Fold bias_adds that no fusion used back into addmm, linear or add";
+  let description = [{
+    The inverse of `fxmlir-decompose` for what is left unfused, so that a
+    decomposition that enabled no fusion costs nothing at run time.
+  }];
+  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+}
+
+#endif // FXMLIR_TRANSFORMS_PASSES_TD

@@ -1,0 +1,34 @@
+//===- PatternUtils.h - constraints the rewrite patterns share ---*- C++ -*-===//
+//
+// The C++ side of the DRR patterns' constraints: what DRR cannot say itself.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FXMLIR_TRANSFORMS_PATTERNUTILS_H
+#define FXMLIR_TRANSFORMS_PATTERNUTILS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Value.h"
+
+#include <optional>
+
+namespace mlir::fxmlir {
+
+/// Whether the fused kernels handle `value`: a ranked f32/f16/bf16 tensor on
+/// a CPU or CUDA device.
+bool isFusibleTensor(Value value);
+
+/// Whether a native_dropout with this `train` attribute (absent = training)
+/// and rate `p` drops anything.
+bool isActiveDropout(Attribute train, FloatAttr p);
+
+/// The scale 1 / (1 - p) that dropout applies to kept elements.
+FloatAttr dropoutScale(Builder &builder, FloatAttr p);
+
+/// Whether a torch Scalar attribute (int, float or bool) equals `value`.
+bool isScalar(Attribute scalar, double value);
+
+} // namespace mlir::fxmlir
+
+#endif // FXMLIR_TRANSFORMS_PATTERNUTILS_H

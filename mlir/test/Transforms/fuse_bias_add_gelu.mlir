@@ -1,0 +1,71 @@
+// RUN: fxmlir-opt %s --fxmlir-fuse-bias-add-gelu | FileCheck %s
+
+!x = tensor<8x64xf32, #fxmlir.device<"cpu">>
+!b = tensor<64xf32, #fxmlir.device<"cpu">>
+
+// CHECK-LABEL: func.func @fuse
+// CHECK: fxmlir.fused_bias_add_gelu %arg0, %arg1 {approximate = "tanh", axis = 1 : i64}
+// CHECK-NOT: fxmlir.aten.gelu
+func.func @fuse(%x: !x, %b: !b) -> !x {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %1 = fxmlir.aten.gelu %0 {approximate = "tanh"} : (!x) -> !x
+  return %1 : !x
+}
+
+
+// CHECK-LABEL: func.func @fuse_grad
+// CHECK: fxmlir.fused_bias_add_gelu_grad %arg2, %arg0, %arg1 {approximate = "none", axis = 1 : i64}
+// CHECK-NOT: fxmlir.aten.gelu_backward
+func.func @fuse_grad(%x: tensor<8x64xbf16, #fxmlir.device<"cuda:0">>, %b: tensor<64xbf16, #fxmlir.device<"cuda:0">>,
+                     %g: tensor<8x64xbf16, #fxmlir.device<"cuda:0">>) -> tensor<8x64xbf16, #fxmlir.device<"cuda:0">> {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (tensor<8x64xbf16, #fxmlir.device<"cuda:0">>, tensor<64xbf16, #fxmlir.device<"cuda:0">>) -> tensor<8x64xbf16, #fxmlir.device<"cuda:0">>
+  %1 = fxmlir.aten.gelu_backward %g, %0 {approximate = "none"} : (tensor<8x64xbf16, #fxmlir.device<"cuda:0">>, tensor<8x64xbf16, #fxmlir.device<"cuda:0">>) -> tensor<8x64xbf16, #fxmlir.device<"cuda:0">>
+  return %1 : tensor<8x64xbf16, #fxmlir.device<"cuda:0">>
+}
+
+
+// The bias_add result is needed elsewhere (e.g. saved for backward): fusing
+// would compute it twice.
+// CHECK-LABEL: func.func @multi_use
+// CHECK: fxmlir.bias_add
+// CHECK: fxmlir.aten.gelu
+// CHECK-NOT: fxmlir.fused_bias_add_gelu
+func.func @multi_use(%x: !x, %b: !b) -> (!x, !x) {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %1 = fxmlir.aten.gelu %0 {approximate = "none"} : (!x) -> !x
+  return %1, %0 : !x, !x
+}
+
+
+// f64 has no fused kernel.
+// CHECK-LABEL: func.func @unsupported_dtype
+// CHECK-NOT: fxmlir.fused_bias_add_gelu
+func.func @unsupported_dtype(%x: tensor<8x64xf64, #fxmlir.device<"cpu">>, %b: tensor<64xf64, #fxmlir.device<"cpu">>) -> tensor<8x64xf64, #fxmlir.device<"cpu">> {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (tensor<8x64xf64, #fxmlir.device<"cpu">>, tensor<64xf64, #fxmlir.device<"cpu">>) -> tensor<8x64xf64, #fxmlir.device<"cpu">>
+  %1 = fxmlir.aten.gelu %0 {approximate = "none"} : (tensor<8x64xf64, #fxmlir.device<"cpu">>) -> tensor<8x64xf64, #fxmlir.device<"cpu">>
+  return %1 : tensor<8x64xf64, #fxmlir.device<"cpu">>
+}
+
+
+// Neither has a tensor on a device without fused kernels (meta), nor one
+// whose device is unknown.
+// CHECK-LABEL: func.func @unsupported_device
+// CHECK-NOT: fxmlir.fused_bias_add_gelu
+func.func @unsupported_device(%x: tensor<8x64xf32, #fxmlir.device<"meta">>, %b: tensor<64xf32, #fxmlir.device<"meta">>,
+                              %y: tensor<8x64xf32>, %c: tensor<64xf32>) -> (tensor<8x64xf32, #fxmlir.device<"meta">>, tensor<8x64xf32>) {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (tensor<8x64xf32, #fxmlir.device<"meta">>, tensor<64xf32, #fxmlir.device<"meta">>) -> tensor<8x64xf32, #fxmlir.device<"meta">>
+  %1 = fxmlir.aten.gelu %0 {approximate = "none"} : (tensor<8x64xf32, #fxmlir.device<"meta">>) -> tensor<8x64xf32, #fxmlir.device<"meta">>
+  %2 = fxmlir.bias_add %y, %c {axis = 1 : i64} : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+  %3 = fxmlir.aten.gelu %2 {approximate = "none"} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %1, %3 : tensor<8x64xf32, #fxmlir.device<"meta">>, tensor<8x64xf32>
+}
+
+
+// A plain add (no bias_add) is not matched: fxmlir-decompose makes bias_adds.
+// CHECK-LABEL: func.func @no_bias_add
+// CHECK: fxmlir.aten.gelu
+func.func @no_bias_add(%x: !x, %y: !x) -> !x {
+  %0 = fxmlir.aten.add.Tensor %x, %y {alpha = 1 : i64} : (!x, !x) -> !x
+  %1 = fxmlir.aten.gelu %0 {approximate = "none"} : (!x) -> !x
+  return %1 : !x
+}
