@@ -17,6 +17,7 @@ from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 
@@ -48,6 +49,16 @@ class CMakeBuild(build_ext):
             shutil.copy2(built, target / built.name)
 
 
+class BuildPyWithStartupHook(build_py):
+    """Also installs fxmlir-autoload.pth at the top of site-packages: it makes
+    FXMLIR_ROUND_TRIP=1 route torch.compile through fxmlir."""
+
+    def run(self) -> None:
+        super().run()
+        self.copy_file(str(ROOT / "python" / "fxmlir-autoload.pth"),
+                       str(Path(self.build_lib) / "fxmlir-autoload.pth"))
+
+
 setup(
     name="fxmlir",
     version="0.1.0",
@@ -56,6 +67,7 @@ setup(
     packages=["fxmlir"],
     package_dir={"": "python"},
     ext_modules=[CMakeExtension()],
-    cmdclass={"build_ext": CMakeBuild},
+    cmdclass={"build_ext": CMakeBuild, "build_py": BuildPyWithStartupHook},
+    entry_points={"torch_dynamo_backends": ["fxmlir = fxmlir.dynamo_backend:fxmlir_backend"]},
     zip_safe=False,
 )

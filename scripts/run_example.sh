@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Sets up (scripts/setup.sh), then runs the example through fxmlir.
+# Sets up (scripts/setup.sh), then trains the example MLP block through
+# fxmlir and prints where the IR dumps are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-FXMLIR_OPT=$(python3 -c 'import fxmlir, os; print(os.path.join(os.path.dirname(fxmlir.__file__), "fxmlir-opt"))')
-"$FXMLIR_OPT" examples/bias_gelu.mlir --canonicalize
+python3 examples/train_mlp.py --dump-dir fxmlir-dumps "$@"

@@ -1,1 +1,25 @@
-"""fxmlir: round-trip PyTorch training graphs through MLIR and fuse them."""
+"""fxmlir: round-trip PyTorch training graphs through MLIR and fuse them.
+
+    torch.compile(model, backend="fxmlir")
+    torch.compile(model, backend=fxmlir.backend(passes="none", dump_dir="dumps"))
+
+Importing this package is cheap (no torch import): the .pth startup hook
+imports it in every interpreter.
+"""
+
+from typing import Any
+
+__all__ = ["backend", "passes"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so that `import fxmlir` does not import torch.
+    if name == "backend":
+        from fxmlir.dynamo_backend import backend
+
+        return backend
+    if name == "passes":
+        import fxmlir.passes as passes
+
+        return passes
+    raise AttributeError(f"module 'fxmlir' has no attribute {name!r}")

@@ -1,0 +1,137 @@
+"""Which typed op an OpOverload call becomes, its arguments bound to the
+schema by name, and rebuilt from a typed op's operands and attributes
+(schema.py holds the mapping rule)."""
+
+from __future__ import annotations
+
+import types
+from typing import Any, Callable
+
+import torch
+
+from fxmlir import attrs, schema
+
+_LIST_KINDS = (schema.ArgKind.TENSOR_LIST, schema.ArgKind.OPTIONAL_TENSOR_LIST)
+
+
+def typed_signature(op: torch._ops.OpOverload) -> schema.OpSignature | None:
+    """The typed op an ATen or fxmlir overload maps to, if any."""
+    if op.namespace not in ("aten", "fxmlir"):
+        return None
+    return schema.op_signature(op)
+
+
+# Modules whose builtins are direct bindings of ATen ops (Dynamo graphs call
+# them before autodiff: torch._C._nn.linear, torch.relu, ...).
+_ATEN_BINDING_MODULES = ("torch", "torch._C._nn", "torch._C._VariableFunctions",
+                         "torch._C._special", "torch._C._linalg")
+
+
+def builtin_overloads(fn: Any) -> list[torch._ops.OpOverload]:
+    """The ATen overloads a torch builtin function may dispatch to."""
+    if not isinstance(fn, types.BuiltinFunctionType) or \
+            getattr(fn, "__module__", None) not in _ATEN_BINDING_MODULES:
+        return []
+    packet = getattr(torch.ops.aten, fn.__name__, None)
+    if not isinstance(packet, torch._ops.OpOverloadPacket):
+        return []
+    return [getattr(packet, name) for name in packet.overloads()]
+
+
+def _fits(rule: schema.ArgRule, value: Any, is_tensor: Callable[[Any], bool]) -> bool:
+    """Whether `value` has the Python type the schema argument takes."""
+    kind, attr = rule.kind, rule.attr
+    if kind is schema.ArgKind.TENSOR:
+        return is_tensor(value)
+    if kind is schema.ArgKind.OPTIONAL_TENSOR:
+        return value is None or is_tensor(value)
+    if kind in _LIST_KINDS:
+        return isinstance(value, (list, tuple)) and all(
+            is_tensor(v) or (v is None and kind is schema.ArgKind.OPTIONAL_TENSOR_LIST)
+            for v in value)
+    if value is None:
+        return rule.optional
+    expected = {
+        schema.AttrKind.INT: int, schema.AttrKind.FLOAT: (float, int),
+        schema.AttrKind.BOOL: bool, schema.AttrKind.STR: str,
+        schema.AttrKind.SCALAR: (int, float, bool), schema.AttrKind.DTYPE: torch.dtype,
+        schema.AttrKind.DEVICE: (torch.device, str), schema.AttrKind.LAYOUT: torch.layout,
+        schema.AttrKind.MEMORY_FORMAT: torch.memory_format,
+    }.get(attr)
+    if expected is not None:
+        return isinstance(value, expected) and (attr is schema.AttrKind.BOOL or
+                                                attr is schema.AttrKind.SCALAR or
+                                                not isinstance(value, bool))
+    element = {schema.AttrKind.INT_LIST: int, schema.AttrKind.FLOAT_LIST: (float, int),
+               schema.AttrKind.BOOL_LIST: bool}[attr]
+    return isinstance(value, (list, tuple)) and all(isinstance(v, element) for v in value)
+
+
+def fits(signature: schema.OpSignature, bound: dict[str, Any],
+         is_tensor: Callable[[Any], bool]) -> bool:
+    """Whether bound arguments have the types the signature takes."""
+    return all(_fits(rule, bound[rule.name], is_tensor) for rule in signature.args)
+
+
+def has_operand_segments(signature: schema.OpSignature) -> bool:
+    """Whether the op carries operandSegmentSizes (several list operands)."""
+    return sum(a.kind in _LIST_KINDS for a in signature.args) > 1
+
+
+def bind_arguments(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """Schema argument name -> value, defaults filled in; TypeError if the
+    call does not fit the schema."""
+    arguments = op._schema.arguments
+    positional = [a for a in arguments if not a.kwarg_only]
+    if len(args) > len(positional):
+        raise TypeError(f"{op} takes {len(positional)} positional arguments")
+    unknown = set(kwargs) - {a.name for a in arguments}
+    if unknown:
+        raise TypeError(f"{op} has no argument {sorted(unknown)}")
+    bound = {a.name: v for a, v in zip(positional, args)}
+    for a in arguments:
+        if a.name in bound:
+            continue
+        if a.name in kwargs:
+            bound[a.name] = kwargs[a.name]
+        elif a.has_default_value():
+            bound[a.name] = a.default_value
+        elif str(a.type).startswith("Optional["):
+            bound[a.name] = None
+        else:
+            raise TypeError(f"{op} misses argument {a.name}")
+    return bound
+
+
+def unbind_arguments(op: torch._ops.OpOverload, operands: list[Any],
+                     attributes: dict[str, dict]) -> tuple[tuple, dict[str, Any]]:
+    """(args, kwargs) to call `op` with, from a typed op's operands (FX nodes
+    or None) and its tagged JSON attributes."""
+    signature = typed_signature(op)
+    if signature is None:
+        raise TypeError(f"{op} has no typed fxmlir op")
+    lists = [a for a in signature.args if a.kind in _LIST_KINDS]
+    if "operandSegmentSizes" in attributes:
+        sizes = iter(attrs.decode(attributes["operandSegmentSizes"]))
+    else:
+        singles = sum(1 for a in signature.args if a.is_operand) - len(lists)
+        sizes = iter([len(operands) - singles] * len(lists))
+    values = iter(operands)
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for rule in signature.args:
+        if rule.kind in _LIST_KINDS:
+            value = [next(values) for _ in range(next(sizes))]
+        elif rule.is_operand:
+            value = next(values)
+        elif rule.ods_name in attributes:
+            value = attrs.decode(attributes[rule.ods_name])
+            if rule.attr in (schema.AttrKind.LAYOUT, schema.AttrKind.MEMORY_FORMAT):
+                value = getattr(torch, value)
+        else:
+            value = None
+        if rule.kwarg_only:
+            kwargs[rule.name] = value
+        else:
+            args.append(value)
+    return tuple(args), kwargs

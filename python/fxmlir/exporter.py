@@ -1,0 +1,145 @@
+"""fxmlir module -> FX GraphModule calling torch.ops.aten.* / torch.ops.fxmlir.*.
+
+Reads the core's JSON form of the module. Typed ops become calls of the
+OpOverload their name spells (`fxmlir.aten.add.Tensor` ->
+torch.ops.aten.add.Tensor, `fxmlir.bias_add` -> torch.ops.fxmlir.bias_add),
+their arguments rebuilt from the schema; `fxmlir.call` ops call back what the
+importer recorded. Nodes the passes left alone keep their original metadata;
+new nodes get `meta["val"]` by fake-tensor propagation, so later stages see
+shapes.
+"""
+
+from __future__ import annotations
+
+import copy
+import operator
+from typing import Any
+
+import torch
+import torch.fx as fx
+from torch._subclasses.fake_tensor import FakeTensor
+from torch.utils import _pytree as pytree
+
+from fxmlir import attrs, calls, schema
+from fxmlir.importer import ImportedGraph, node_value
+
+
+class ExportFailure(RuntimeError):
+    """An op the exporter cannot turn back into an FX node."""
+
+
+class _GraphBuilder:
+    def __init__(self, imported: ImportedGraph, original: fx.GraphModule) -> None:
+        self.imported = imported
+        self.original = {n.name: n for n in original.graph.nodes}
+        self.graph = fx.Graph()
+        self.graph._codegen = copy.deepcopy(original.graph._codegen)
+        # JSON value id -> FX node / Python value, or (node, index) of a
+        # multi-result op whose getitem is created on first use.
+        self.env: dict[int, Any] = {}
+
+    def value(self, value_id: int) -> Any:
+        value = self.env[value_id]
+        if isinstance(value, tuple):  # a result of a multi-result op
+            node, index = value
+            item = self.graph.call_function(operator.getitem, (node, index))
+            item.meta["val"] = node_value(node)[index]
+            self.env[value_id] = value = item
+        return value
+
+    def add_op(self, op: dict) -> None:
+        name = op["name"]
+        results = op["results"]
+        if name == "fxmlir.none":
+            self.env[results[0]["id"]] = None
+            return
+        if name == "fxmlir.get_attr":
+            node = self.graph.get_attr(op["attributes"]["name"]["str"])
+            self._bind(node, op, single=True)
+            return
+        operands = [self.value(i) for i in op["operands"]]
+        if name == "fxmlir.call":
+            target = op["attributes"]["target"]["str"]
+            opcode, fn = self.imported.callables[target]
+            args = tuple(attrs.decode(op["attributes"]["args"], operands))
+            kwargs = {k: attrs.decode(v, operands)
+                      for k, v in op["attributes"]["kwargs"]["dict"].items()}
+            node = self.graph.create_node(opcode, fn, args, kwargs, name=op.get("loc"))
+            self._bind(node, op, single=not self._is_multi(op))
+            return
+        overload = schema.op_from_mlir_name(name)
+        if overload is None:
+            raise ExportFailure(f"op {name} names no torch operator")
+        args, kwargs = calls.unbind_arguments(overload, operands, op["attributes"])
+        node = self.graph.create_node("call_function", overload, args, kwargs,
+                                      name=op.get("loc"))
+        single = len(overload._schema.returns) == 1 and \
+            not isinstance(overload._schema.returns[0].type, torch.ListType)
+        self._bind(node, op, single=single)
+
+    def _is_multi(self, op: dict) -> bool:
+        original = self.original.get(op.get("loc"))
+        return original is not None and isinstance(node_value(original), (list, tuple))
+
+    def _bind(self, node: fx.Node, op: dict, single: bool) -> None:
+        self._set_meta(node, op)
+        results = op["results"]
+        if single and len(results) == 1:
+            self.env[results[0]["id"]] = node
+        else:
+            for index, result in enumerate(results):
+                self.env[result["id"]] = (node, index)
+
+    def _set_meta(self, node: fx.Node, op: dict) -> None:
+        original = self.original.get(op.get("loc"))
+        if original is not None and original.target == node.target:
+            node.meta = copy.copy(original.meta)
+            return
+        node.meta["val"] = self._fake_run(node)
+
+    def _fake_run(self, node: fx.Node) -> Any:
+        if node.op == "get_attr":
+            return node_value(self.original[node.target]) if node.target in self.original \
+                else None
+        args, kwargs = pytree.tree_map_only(
+            fx.Node, node_value, (node.args, node.kwargs))
+        # The inputs' own fake mode: Dynamo's and AOTAutograd's differ.
+        modes = [t.fake_mode for t in pytree.tree_leaves((args, kwargs))
+                 if isinstance(t, FakeTensor)]
+        if not modes:
+            raise ExportFailure(f"no fake tensor input to compute {node.format_node()}")
+        with modes[0]:
+            return node.target(*args, **kwargs)
+
+    def finish(self, original: fx.GraphModule, returns: list[int]) -> fx.GraphModule:
+        (output,) = [n for n in original.graph.nodes if n.op == "output"]
+        _, spec = pytree.tree_flatten(output.args[0])
+        values = [self.value(i) for i in returns]
+        new_output = self.graph.output(pytree.tree_unflatten(values, spec))
+        new_output.meta = copy.copy(output.meta)
+        gm = fx.GraphModule(original, self.graph, original.__class__.__name__)
+        gm.meta = copy.copy(getattr(original, "meta", {}))
+        return gm
+
+
+def export_graph(module_json: dict, imported: ImportedGraph,
+                 original: fx.GraphModule) -> fx.GraphModule:
+    """Rebuilds `original` (whose import is `imported`) from the module."""
+    (function,) = [f for f in module_json["functions"] if f["name"] == imported.func_name]
+    builder = _GraphBuilder(imported, original)
+    placeholders = [n for n in original.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(function["arguments"]):
+        raise ExportFailure(f"@{imported.func_name} has {len(function['arguments'])} "
+                            f"arguments, the graph {len(placeholders)} inputs")
+    for node, argument in zip(placeholders, function["arguments"]):
+        new = builder.graph.placeholder(node.name, node.type)
+        new.meta = copy.copy(node.meta)
+        builder.env[argument["id"]] = new
+    for op in function["ops"]:
+        try:
+            builder.add_op(op)
+        except ExportFailure:
+            raise
+        except Exception as e:
+            raise ExportFailure(f"op {op['name']} ({op.get('loc', 'no name')}): {e}") from e
+    return builder.finish(original, function["returns"])

@@ -1,0 +1,310 @@
+"""FX GraphModule -> fxmlir module (MLIR text, parsed and verified by the core).
+
+Schema-driven: an ATen OpOverload whose schema maps to a generated op
+(python/fxmlir/schema.py) becomes that typed op; anything else (custom ops,
+Python callables, methods, ops with symbolic non-tensor arguments) becomes
+`fxmlir.call`, which keeps the call's arguments verbatim, so every graph
+imports losslessly. Value names and op locations are the FX node names, so
+diagnostics and dumps point at the graph the user knows.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+import torch.fx as fx
+from torch.utils import _pytree as pytree
+
+from fxmlir import attrs, calls, schema
+from fxmlir.types import UnsupportedValue, value_type
+
+
+
+class ImportFailure(RuntimeError):
+    """A node the importer cannot represent; names the node and the reason."""
+
+    def __init__(self, node: fx.Node | None, reason: str) -> None:
+        where = f"node '{node.name}' ({_describe(node)})" if node is not None else "graph"
+        super().__init__(f"{where}: {reason}")
+        self.node = node
+
+
+@dataclass
+class ImportedGraph:
+    """An imported graph and what the exporter needs to rebuild it."""
+
+    text: str
+    func_name: str
+    # fxmlir.call target name -> (FX opcode, FX target).
+    callables: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    typed_ops: int = 0
+    generic_ops: int = 0
+
+
+def _describe(node: fx.Node) -> str:
+    if node.op in ("call_function",):
+        return target_name(node.target)
+    return f"{node.op} {node.target}"
+
+
+def target_name(target: Any) -> str:
+    if isinstance(target, torch._ops.OpOverload):
+        return target.name() if "." in target.name() else f"{target.name()}.default"
+    if isinstance(target, torch._ops.HigherOrderOperator):
+        return f"higher_order.{target.name()}"
+    module = getattr(target, "__module__", None) or "<unknown>"
+    return f"{module}.{getattr(target, '__qualname__', repr(target))}"
+
+
+def node_value(node: fx.Node) -> Any:
+    meta = node.meta
+    if "val" in meta:
+        return meta["val"]
+    if "example_value" in meta:  # Dynamo graphs
+        return meta["example_value"]
+    raise ImportFailure(node, "has no meta['val'] (graphs need fake-tensor metadata)")
+
+
+class _FunctionBuilder:
+    def __init__(self, gm: fx.GraphModule, func_name: str,
+                 is_registered_op: Callable[[str], bool]) -> None:
+        self.gm = gm
+        self.func_name = func_name
+        self.is_registered_op = is_registered_op
+        self.lines: list[str] = []
+        # FX node -> SSA name of its value(s), and their MLIR types.
+        self.values: dict[fx.Node, str] = {}
+        self.types: dict[fx.Node, list[str]] = {}
+        # Nodes whose value is a list or tuple: used only through getitem.
+        self.multi: set[fx.Node] = set()
+        self.none_value: str | None = None
+        self.result = ImportedGraph("", func_name)
+
+    # -- values --------------------------------------------------------------
+
+    def _none(self) -> str:
+        if self.none_value is None:
+            self.none_value = "%fxmlir_none"
+            self.lines.insert(0, '    %fxmlir_none = "fxmlir.none"() : () -> none')
+        return self.none_value
+
+    def _use(self, node: fx.Node, user: fx.Node) -> tuple[str, str]:
+        types = self.types.get(node)
+        if types is None:
+            raise ImportFailure(user, f"uses '{node.name}', which has no value")
+        if node in self.multi:
+            raise ImportFailure(user, f"uses '{node.name}' (a list of {len(types)} "
+                                      "values) as a single value")
+        return self.values[node], types[0]
+
+    # -- nodes ---------------------------------------------------------------
+
+    def placeholder(self, node: fx.Node) -> str:
+        try:
+            ty = value_type(node_value(node))
+        except UnsupportedValue as e:
+            raise ImportFailure(node, str(e)) from None
+        self.values[node] = f"%{node.name}"
+        self.types[node] = [ty]
+        return f"%{node.name}: {ty}"
+
+    def get_attr(self, node: fx.Node) -> None:
+        value = self.gm
+        for part in node.target.split("."):
+            value = getattr(value, part, None)
+        if not isinstance(value, torch.Tensor):
+            raise ImportFailure(node, f"attribute '{node.target}' is not a tensor")
+        ty = self._type_of(node, value)
+        self._define(node, [ty])
+        self.lines.append(f'    %{node.name} = "fxmlir.get_attr"() {{name = '
+                          f'{attrs.string(node.target)}}} : () -> {ty} loc("{node.name}")')
+
+    def call(self, node: fx.Node) -> None:
+        if self._is_result_projection(node):
+            source, index = node.args
+            self.values[node] = f"{self.values[source]}#{index}"
+            self.types[node] = [self.types[source][index]]
+            return
+        val = node_value(node)
+        if isinstance(val, (list, tuple)):
+            self.multi.add(node)
+        results = list(val) if node in self.multi else ([] if val is None else [val])
+        result_types = [self._type_of(node, v) for v in results]
+        if node.op != "call_function":
+            candidates = []
+        elif isinstance(node.target, torch._ops.OpOverload):
+            candidates = [node.target]
+        else:
+            candidates = calls.builtin_overloads(node.target)
+        if any(self._emit_typed(node, op, result_types) for op in candidates):
+            self.result.typed_ops += 1
+        else:
+            self._emit_generic(node, result_types)
+            self.result.generic_ops += 1
+
+    def output(self, node: fx.Node) -> list[str]:
+        leaves, _ = pytree.tree_flatten(node.args[0])
+        names, types = [], []
+        for leaf in leaves:
+            if leaf is None:
+                names.append(self._none())
+                types.append("none")
+            elif isinstance(leaf, fx.Node):
+                name, ty = self._use(leaf, node)
+                names.append(name)
+                types.append(ty)
+            else:
+                raise ImportFailure(node, f"returns the constant {leaf!r}")
+        if names:
+            self.lines.append(f"    func.return {', '.join(names)} : {', '.join(types)}")
+        else:
+            self.lines.append("    func.return")
+        return types
+
+    # -- helpers -------------------------------------------------------------
+
+    def _type_of(self, node: fx.Node, value: Any) -> str:
+        try:
+            return value_type(value)
+        except UnsupportedValue as e:
+            raise ImportFailure(node, str(e)) from None
+
+    def _define(self, node: fx.Node, types: list[str]) -> str:
+        self.types[node] = types
+        name = f"%{node.name}"
+        self.values[node] = name
+        return f"{name}:{len(types)}" if node in self.multi else name
+
+    def _is_result_projection(self, node: fx.Node) -> bool:
+        if node.op != "call_function" or node.target is not operator.getitem:
+            return False
+        source, index = node.args
+        return (isinstance(source, fx.Node) and isinstance(index, int)
+                and source in self.multi and 0 <= index < len(self.types[source]))
+
+    def _results(self, node: fx.Node, types: list[str]) -> tuple[str, str]:
+        lhs = f"{self._define(node, types)} = " if types else ""
+        rhs = types[0] if len(types) == 1 else f"({', '.join(types)})"
+        return lhs, rhs
+
+    def _is_tensor_value(self, value: Any) -> bool:
+        return isinstance(value, fx.Node) and value in self.types and \
+            value not in self.multi and self.types[value][0].startswith("tensor<")
+
+    def _emit_typed(self, node: fx.Node, op: torch._ops.OpOverload,
+                    result_types: list[str]) -> bool:
+        """Emits the generated op for `op`; False when it has none or the
+        call's arguments are not all constants and tensor values."""
+        signature = calls.typed_signature(op)
+        if signature is None or not self.is_registered_op(schema.mlir_op_name(op)):
+            return False
+        if any(not t.startswith("tensor<") for t in result_types):
+            return False
+        variadic = any(r.kind is schema.ResultKind.TENSOR_LIST for r in signature.results)
+        if not variadic and len(result_types) != len(signature.results):
+            return False
+        try:
+            bound = calls.bind_arguments(op, node.args, node.kwargs)
+        except TypeError:
+            return False
+        if not calls.fits(signature, bound, self._is_tensor_value):
+            return False
+        operands: list[str] = []
+        operand_types: list[str] = []
+        segments: list[int] = []
+        attributes: list[str] = []
+        for arg in signature.args:
+            value = bound[arg.name]
+            if arg.is_operand:
+                is_list = arg.kind in (schema.ArgKind.TENSOR_LIST,
+                                       schema.ArgKind.OPTIONAL_TENSOR_LIST)
+                items = value if is_list else [value]
+                if items is None:
+                    return False
+                for item in items:
+                    if item is None and arg.kind in (schema.ArgKind.OPTIONAL_TENSOR,
+                                                     schema.ArgKind.OPTIONAL_TENSOR_LIST):
+                        operands.append(self._none())
+                        operand_types.append("none")
+                    elif isinstance(item, fx.Node):
+                        name, ty = self._use(item, node)
+                        if not ty.startswith("tensor<"):
+                            return False
+                        operands.append(name)
+                        operand_types.append(ty)
+                    else:
+                        return False
+                segments.append(len(items))
+            elif value is None:
+                if not arg.optional:
+                    return False
+            else:
+                if any(isinstance(v, (fx.Node, torch.SymInt, torch.SymFloat, torch.SymBool))
+                       for v in pytree.tree_leaves(value)):
+                    return False
+                try:
+                    attributes.append(f"{arg.ods_name} = {attrs.typed(value, arg.attr.value)}")
+                except (UnsupportedValue, TypeError, ValueError):
+                    return False
+        if calls.has_operand_segments(signature):
+            attributes.append("operandSegmentSizes = array<i32: "
+                              + ", ".join(map(str, segments)) + ">")
+        lhs, rhs = self._results(node, result_types)
+        attr_dict = f" {{{', '.join(attributes)}}}" if attributes else ""
+        self.lines.append(
+            f'    {lhs}"{schema.mlir_op_name(op)}"({", ".join(operands)}){attr_dict} : '
+            f'({", ".join(operand_types)}) -> {rhs} loc("{node.name}")')
+        return True
+
+    def _emit_generic(self, node: fx.Node, result_types: list[str]) -> None:
+        operands: list[fx.Node] = []
+        index: dict[fx.Node, int] = {}
+
+        def operand(arg: fx.Node) -> int:
+            if arg not in index:
+                index[arg] = len(operands)
+                operands.append(arg)
+            return index[arg]
+
+        if node.op == "call_function":
+            name = target_name(node.target)
+        else:  # call_method / call_module keep their opcode in the name
+            name = f"{node.op}:{node.target}"
+        self.result.callables[name] = (node.op, node.target)
+        try:
+            args = attrs.constant(list(node.args), operand)
+            kwargs = ", ".join(f"{attrs.string(k)} = {attrs.constant(v, operand)}"
+                               for k, v in node.kwargs.items())
+        except UnsupportedValue as e:
+            raise ImportFailure(node, str(e)) from None
+        used = [self._use(arg, node) for arg in operands]
+        lhs, rhs = self._results(node, result_types)
+        self.lines.append(
+            f'    {lhs}"fxmlir.call"({", ".join(n for n, _ in used)}) '
+            f'{{target = {attrs.string(name)}, args = {args}, kwargs = {{{kwargs}}}}} : '
+            f'({", ".join(t for _, t in used)}) -> {rhs} loc("{node.name}")')
+
+
+def import_graph(gm: fx.GraphModule, func_name: str,
+                 is_registered_op: Callable[[str], bool]) -> ImportedGraph:
+    """The MLIR text of `gm` as one `func.func @func_name`."""
+    builder = _FunctionBuilder(gm, func_name, is_registered_op)
+    arguments: list[str] = []
+    result_types: list[str] = []
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            arguments.append(builder.placeholder(node))
+        elif node.op == "get_attr":
+            builder.get_attr(node)
+        elif node.op in ("call_function", "call_method", "call_module"):
+            builder.call(node)
+        elif node.op == "output":
+            result_types = builder.output(node)
+    signature = f"({', '.join(result_types)})"
+    text = "\n".join([f"func.func @{func_name}({', '.join(arguments)}) -> {signature} {{",
+                      *builder.lines, "}", ""])
+    builder.result.text = text
+    return builder.result

@@ -1,0 +1,105 @@
+"""One round trip: FX graph -> fxmlir module -> passes -> FX graph.
+
+Any failure falls back to the original graph with a warning naming the graph,
+the node or op and the reason, and the offending module dumped: training
+never stops because of fxmlir.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+import time
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import torch.fx as fx
+
+from fxmlir import _C
+from fxmlir.config import Options
+from fxmlir.dump import Dumper
+from fxmlir.exporter import export_graph
+from fxmlir.importer import import_graph
+
+log = logging.getLogger("fxmlir")
+
+
+class FallbackWarning(UserWarning):
+    """fxmlir could not handle a graph and used the original one."""
+
+
+def _op_counts(module: _C.Module) -> dict[str, int]:
+    return {k: v for k, v in module.op_counts().items() if k != "func.return"}
+
+
+def _fused_counts(counts: dict[str, int]) -> dict[str, int]:
+    return {k: v for k, v in counts.items()
+            if k.startswith("fxmlir.") and not k.startswith(("fxmlir.aten.", "fxmlir.call"))
+            and k not in ("fxmlir.none", "fxmlir.get_attr")}
+
+
+def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
+               latest: list[str] | None = None) -> fx.GraphModule:
+    """The graph after its round trip; raises on any failure. `latest`, if
+    given, receives the module text as it goes, for failure dumps."""
+    latest = [] if latest is None else latest
+    dumper = Dumper(options.dump_dir, graph_id, stage)
+    times: dict[str, float] = {}
+    context = _C.Context()
+    start = time.perf_counter()
+    imported = import_graph(gm, stage, context.is_registered_op)
+    latest.append(imported.text)
+    dumper.write("input.mlir", imported.text)
+    module = context.parse(imported.text, f"{graph_id}/{stage}.mlir")
+    times["import"] = (time.perf_counter() - start) * 1e3
+    ops_before = _op_counts(module)
+    dumper.module("imported", str(module))
+    for name in options.passes:
+        start = time.perf_counter()
+        latest.append(str(module))
+        module.run_pipeline(name)
+        times[name] = (time.perf_counter() - start) * 1e3
+        dumper.module(name, str(module))
+    latest.append(str(module))
+    start = time.perf_counter()
+    exported = export_graph(json.loads(module.to_json()), imported, gm)
+    times["export"] = (time.perf_counter() - start) * 1e3
+    ops_after = _op_counts(module)
+    if dumper.enabled:
+        dumper.write("final.mlir", str(module))
+        dumper.write("graph.dot", module.to_dot())
+        dumper.write("fx_before.py", gm.code)
+        dumper.write("fx_after.py", exported.code)
+        dumper.summary({
+            "graph": graph_id, "stage": stage, "passes": list(options.passes),
+            "ops_before": ops_before, "ops_after": ops_after,
+            "fused_ops": _fused_counts(ops_after),
+            "typed_ops_imported": imported.typed_ops,
+            "generic_ops_imported": imported.generic_ops,
+            "time_ms": {k: round(v, 3) for k, v in times.items()},
+        })
+    log.info("fxmlir: %s/%s round trip: %d ops -> %d ops (%s) in %.1f ms", graph_id, stage,
+             sum(ops_before.values()), sum(ops_after.values()),
+             dict(Counter(_fused_counts(ops_after))) or "no fusions", sum(times.values()))
+    return exported
+
+
+def round_trip_or_fallback(gm: fx.GraphModule, graph_id: str, stage: str,
+                           options: Options) -> fx.GraphModule:
+    """round_trip(), or `gm` itself with a FallbackWarning if that fails."""
+    latest: list[str] = []
+    try:
+        return round_trip(gm, graph_id, stage, options, latest)
+    except Exception as e:  # noqa: BLE001 - any failure must fall back
+        folder = options.dump_dir or Path(tempfile.gettempdir()) / "fxmlir-failures"
+        folder = folder / graph_id / stage
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "failed-graph.py").write_text(f"# {type(e).__name__}: {e}\n{gm.code}")
+        if latest:  # the module as it was when the failing step began
+            (folder / "failed-module.mlir").write_text(latest[-1])
+        warnings.warn(f"fxmlir: {graph_id}/{stage} graph kept as is: {type(e).__name__}: "
+                      f"{e} (dumped to {folder})", FallbackWarning, stacklevel=2)
+        log.debug("fxmlir: round trip failure", exc_info=True)
+        return gm

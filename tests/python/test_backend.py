@@ -1,0 +1,146 @@
+"""The backend's surface: registration, options, env vars, dumps, fallback."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn as nn
+
+import fxmlir
+from fxmlir.config import Options
+from fxmlir.roundtrip import FallbackWarning
+
+FXMLIR_OPT = Path(fxmlir.__file__).with_name("fxmlir-opt")
+
+TRAIN_SCRIPT = textwrap.dedent("""
+    import torch, torch.nn as nn
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 32), nn.GELU(), nn.Dropout(0.1), nn.Linear(32, 1))
+    step = torch.compile(model)  # no backend named: the env var decides
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(16, 8), torch.randn(16, 1)
+    for _ in range(3):
+        loss = nn.functional.mse_loss(step(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print("loss", loss.item())
+""")
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def run_python(code: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], env={**os.environ, **env},
+                          cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_backend_is_registered_by_entry_point():
+    # torch finds it through the torch_dynamo_backends entry point.
+    assert "fxmlir" in torch._dynamo.list_backends(exclude_tags=())
+
+
+def test_env_var_routes_an_unchanged_script_and_dumps(tmp_path):
+    dumps = tmp_path / "dumps"
+    result = run_python(TRAIN_SCRIPT, {"FXMLIR_ROUND_TRIP": "1",
+                                       "FXMLIR_DUMP_DIR": str(dumps)}, tmp_path)
+    assert result.returncode == 0, result.stderr
+    (graph,) = dumps.iterdir()
+    stages = {p.name for p in graph.iterdir()}
+    assert {"before_autodiff", "forward", "backward"} <= stages
+    for stage in ("forward", "backward"):
+        folder = graph / stage
+        for name in ("input.mlir", "00-imported.mlir", "final.mlir", "graph.dot",
+                     "fx_before.py", "fx_after.py", "summary.json"):
+            assert (folder / name).exists(), folder / name
+        summary = json.loads((folder / "summary.json").read_text())
+        assert summary["stage"] == stage and summary["ops_before"]
+        assert set(summary["time_ms"]) >= {"import", "export"}
+        # The dumps are valid inputs for fxmlir-opt and graphviz.
+        subprocess.run([str(FXMLIR_OPT), str(folder / "final.mlir")], check=True,
+                       capture_output=True)
+        if shutil.which("dot"):
+            svg = subprocess.run(["dot", "-Tsvg", str(folder / "graph.dot")], check=True,
+                                 capture_output=True, text=True).stdout
+            assert "<svg" in svg
+    forward = (graph / "forward" / "final.mlir").read_text()
+    assert "fxmlir.aten.native_dropout" in forward
+    backward = (graph / "backward" / "final.mlir").read_text()
+    assert "fxmlir.aten.gelu_backward" in backward
+
+
+def test_env_var_unset_imports_no_torch(tmp_path):
+    result = run_python("import sys; print('torch' in sys.modules)",
+                        {"FXMLIR_ROUND_TRIP": "0"}, tmp_path)
+    assert result.stdout.strip() == "False", result.stderr
+
+
+@pytest.mark.parametrize("variable, value", [
+    ("FXMLIR_ROUND_TRIP", "yes"),
+    ("FXMLIR_PASSES", "no-such-pass"),
+    ("FXMLIR_STAGES", "sideways"),
+    ("FXMLIR_LOG_LEVEL", "loud"),
+    ("FXMLIR_CODEGEN_FUSERS", "2"),
+])
+def test_bad_env_value_names_the_variable(tmp_path, variable, value):
+    env = {"FXMLIR_ROUND_TRIP": "1", variable: value}
+    result = run_python(TRAIN_SCRIPT, env, tmp_path)
+    assert result.returncode != 0
+    assert variable in result.stderr and "accepted values" in result.stderr
+
+
+def test_options_select_passes_and_reject_unknown_names():
+    assert Options().updated({"passes": "none"}).passes == ()
+    assert Options().updated({"passes": ["cse"]}).passes == ("cse",)
+    assert "canonicalize" not in Options().updated({"passes": "-canonicalize"}).passes
+    with pytest.raises(ValueError, match="unknown pass 'fuse-everything'"):
+        fxmlir.backend(passes="fuse-everything")
+    with pytest.raises(ValueError, match="unknown fxmlir option 'speed'"):
+        fxmlir.backend(speed=11)
+
+
+def test_compile_options_reach_the_backend(tmp_path):
+    model = nn.Linear(4, 4)
+    compiled = torch.compile(model, backend="fxmlir",
+                             options={"dump_dir": str(tmp_path), "passes": "none"})
+    compiled(torch.randn(2, 4)).sum().backward()
+    summary = json.loads(next(tmp_path.glob("*/forward/summary.json")).read_text())
+    assert summary["passes"] == []
+
+
+def test_passes_are_listed_with_descriptions():
+    text = fxmlir.passes.describe()
+    for name in fxmlir.passes.registry():
+        assert name in text
+    assert all(p.summary for p in fxmlir.passes.registry().values())
+
+
+def test_injected_import_failure_falls_back(tmp_path, monkeypatch):
+    # Pretend int64 tensors are unsupported: the embedding's index input can
+    # no longer be imported.
+    import fxmlir.types
+
+    monkeypatch.delitem(fxmlir.types._DTYPE_TO_MLIR, torch.int64)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(10, 4), nn.Linear(4, 2))
+    ids = torch.randint(0, 10, (3, 5))
+    expected = model(ids)
+    compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    with pytest.warns(FallbackWarning, match=r"graph_\d+_\d+/\w+ graph kept as is: "
+                                             r"ImportFailure: node '.*' \(.*\): dtype torch.int64"):
+        out = compiled(ids)
+    assert torch.equal(out, expected)
+    assert list(tmp_path.glob("*/*/failed-graph.py"))
