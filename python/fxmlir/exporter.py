@@ -64,7 +64,7 @@ class _GraphBuilder:
             args = tuple(attrs.decode(op["attributes"]["args"], operands))
             kwargs = {k: attrs.decode(v, operands)
                       for k, v in op["attributes"]["kwargs"]["dict"].items()}
-            node = self.graph.create_node(opcode, fn, args, kwargs, name=op.get("loc"))
+            node = self.graph.create_node(opcode, fn, args, kwargs, name=self._name(op, fn))
             self._bind(node, op, single=not self._is_multi(op))
             return
         overload = schema.op_from_mlir_name(name)
@@ -72,10 +72,17 @@ class _GraphBuilder:
             raise ExportFailure(f"op {name} names no torch operator")
         args, kwargs = calls.unbind_arguments(overload, operands, op["attributes"])
         node = self.graph.create_node("call_function", overload, args, kwargs,
-                                      name=op.get("loc"))
+                                      name=self._name(op, overload))
         single = len(overload._schema.returns) == 1 and \
             not isinstance(overload._schema.returns[0].type, torch.ListType)
         self._bind(node, op, single=single)
+
+    def _name(self, op: dict, target: Any) -> str | None:
+        """The original node's name for the op that still does its job; new
+        ops (a rewrite keeps the location of what it replaced) get a fresh
+        name from their target."""
+        original = self.original.get(op.get("loc"))
+        return original.name if original is not None and original.target == target else None
 
     def _is_multi(self, op: dict) -> bool:
         original = self.original.get(op.get("loc"))
