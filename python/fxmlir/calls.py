@@ -4,6 +4,7 @@ schema by name, and rebuilt from a typed op's operands and attributes
 
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any, Callable
 
@@ -14,6 +15,7 @@ from fxmlir import attrs, schema
 _LIST_KINDS = (schema.ArgKind.TENSOR_LIST, schema.ArgKind.OPTIONAL_TENSOR_LIST)
 
 
+@functools.cache
 def typed_signature(op: torch._ops.OpOverload) -> schema.OpSignature | None:
     """The typed op an ATen or fxmlir overload maps to, if any."""
     if op.namespace not in ("aten", "fxmlir"):

@@ -41,9 +41,9 @@ def _fused_counts(counts: dict[str, int]) -> dict[str, int]:
 
 
 def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
-               latest: list[str] | None = None) -> fx.GraphModule:
+               latest: list[str | _C.Module] | None = None) -> fx.GraphModule:
     """The graph after its round trip; raises on any failure. `latest`, if
-    given, receives the module text as it goes, for failure dumps."""
+    given, receives the module (text, then object) for failure dumps."""
     latest = [] if latest is None else latest
     dumper = Dumper(options.dump_dir, graph_id, stage)
     times: dict[str, float] = {}
@@ -53,16 +53,15 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     latest.append(imported.text)
     dumper.write("input.mlir", imported.text)
     module = context.parse(imported.text, f"{graph_id}/{stage}.mlir")
+    latest.append(module)
     times["import"] = (time.perf_counter() - start) * 1e3
     ops_before = _op_counts(module)
     dumper.module("imported", str(module))
     for name in options.passes:
         start = time.perf_counter()
-        latest.append(str(module))
         module.run_pipeline(name)
         times[name] = (time.perf_counter() - start) * 1e3
         dumper.module(name, str(module))
-    latest.append(str(module))
     start = time.perf_counter()
     exported = export_graph(json.loads(module.to_json()), imported, gm)
     times["export"] = (time.perf_counter() - start) * 1e3
@@ -89,7 +88,7 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
 def round_trip_or_fallback(gm: fx.GraphModule, graph_id: str, stage: str,
                            options: Options) -> fx.GraphModule:
     """round_trip(), or `gm` itself with a FallbackWarning if that fails."""
-    latest: list[str] = []
+    latest: list[str | _C.Module] = []
     try:
         return round_trip(gm, graph_id, stage, options, latest)
     except Exception as e:  # noqa: BLE001 - any failure must fall back
@@ -97,8 +96,8 @@ def round_trip_or_fallback(gm: fx.GraphModule, graph_id: str, stage: str,
         folder = folder / graph_id / stage
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "failed-graph.py").write_text(f"# {type(e).__name__}: {e}\n{gm.code}")
-        if latest:  # the module as it was when the failing step began
-            (folder / "failed-module.mlir").write_text(latest[-1])
+        if latest:  # the module as the failing step left it
+            (folder / "failed-module.mlir").write_text(str(latest[-1]))
         warnings.warn(f"fxmlir: {graph_id}/{stage} graph kept as is: {type(e).__name__}: "
                       f"{e} (dumped to {folder})", FallbackWarning, stacklevel=2)
         log.debug("fxmlir: round trip failure", exc_info=True)
