@@ -24,6 +24,8 @@ if ((${#missing[@]})); then
 fi
 
 python3 -m pip install -q "${PIP_PACKAGES[@]}"
-# The build runs in build/ (kept between runs), so a rebuild is incremental.
+# The build runs in build/ (kept between runs), so a rebuild is incremental;
+# from scratch it takes a few minutes.
+echo "setup: building and installing fxmlir"
 python3 -m pip install -q --no-build-isolation --no-deps .
 echo "setup: fxmlir installed ($(python3 -c 'import fxmlir, os; print(os.path.dirname(fxmlir.__file__))'))"

@@ -45,12 +45,13 @@ class ImportedGraph:
 
 
 def _describe(node: fx.Node) -> str:
-    if node.op in ("call_function",):
+    if node.op == "call_function":
         return target_name(node.target)
     return f"{node.op} {node.target}"
 
 
 def target_name(target: Any) -> str:
+    """The readable qualified name a fxmlir.call carries."""
     if isinstance(target, torch._ops.OpOverload):
         return target.name() if "." in target.name() else f"{target.name()}.default"
     if isinstance(target, torch._ops.HigherOrderOperator):
