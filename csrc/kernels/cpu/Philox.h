@@ -1,0 +1,72 @@
+//===- Philox.h - Philox4x32-10 counter-based random numbers --------------===//
+//
+// Salmon et al., "Parallel random numbers: as easy as 1, 2, 3" (SC'11). Host
+// and device code (nvcc compiles it for the CUDA mask kernel too), so the CPU
+// and CUDA masks draw from the same generator family.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FXMLIR_KERNELS_CPU_PHILOX_H
+#define FXMLIR_KERNELS_CPU_PHILOX_H
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define FXMLIR_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define FXMLIR_HOST_DEVICE inline
+#endif
+
+namespace fxmlir::kernels {
+
+// Named words, not an array: loops over blocks then vectorize.
+struct PhiloxBlock {
+  uint32_t w0, w1, w2, w3;
+};
+
+/// The 4 random words for counter (counterLow, counterHigh) under key `key`,
+/// counters as 64-bit halves of the 128-bit Philox counter.
+FXMLIR_HOST_DEVICE PhiloxBlock philox4x32(uint64_t counterLow,
+                                          uint64_t counterHigh, uint64_t key) {
+  uint32_t c0 = static_cast<uint32_t>(counterLow);
+  uint32_t c1 = static_cast<uint32_t>(counterLow >> 32);
+  uint32_t c2 = static_cast<uint32_t>(counterHigh);
+  uint32_t c3 = static_cast<uint32_t>(counterHigh >> 32);
+  uint32_t k0 = static_cast<uint32_t>(key);
+  uint32_t k1 = static_cast<uint32_t>(key >> 32);
+  for (int round = 0; round < 10; ++round) {
+    uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c0;
+    uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c2;
+    uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
+    uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
+    c1 = static_cast<uint32_t>(p1);
+    c3 = static_cast<uint32_t>(p0);
+    c0 = n0;
+    c2 = n2;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return {c0, c1, c2, c3};
+}
+
+/// A word w keeps its element iff (w >> 8) >= threshold, i.e. its 24-bit
+/// uniform in [0, 1) is >= p: kept with probability 1 - p (p in [0, 1)).
+FXMLIR_HOST_DEVICE uint32_t keepThreshold(double p) {
+  double scaled = p * 16777216.0;
+  auto floor = static_cast<uint32_t>(scaled);
+  return floor + (static_cast<double>(floor) < scaled ? 1u : 0u);
+}
+
+/// The keep flags of a block's 4 words as 4 bools laid out in a
+/// little-endian word (byte k for word k), ready for one 4-byte store.
+FXMLIR_HOST_DEVICE uint32_t keepBytes(PhiloxBlock words, uint32_t threshold) {
+  auto keep = [threshold](uint32_t w) -> uint32_t {
+    return (w >> 8) >= threshold ? 1u : 0u;
+  };
+  return keep(words.w0) | keep(words.w1) << 8 | keep(words.w2) << 16 |
+         keep(words.w3) << 24;
+}
+
+} // namespace fxmlir::kernels
+
+#endif // FXMLIR_KERNELS_CPU_PHILOX_H

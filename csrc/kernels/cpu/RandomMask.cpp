@@ -1,0 +1,37 @@
+//===- RandomMask.cpp - Torch-free CPU kernel of random_mask_like ---------===//
+
+#include "RandomMask.h"
+#include "Philox.h"
+#include "TargetClones.h"
+
+#include <cstring>
+
+namespace fxmlir::kernels::cpu {
+
+FXMLIR_CPU_KERNEL void randomMask(bool *mask, double p, uint64_t seed,
+                                  int64_t begin, int64_t end) {
+  uint32_t threshold = keepThreshold(p);
+  // Elements [from, to) of one block, for the range's partial ends.
+  auto fillPart = [&](int64_t block, int64_t from, int64_t to) {
+    uint32_t keep = keepBytes(philox4x32(block, 0, seed), threshold);
+    for (int64_t i = from; i < to; ++i)
+      mask[i] = (keep >> (8 * (i - block * 4))) & 1u;
+  };
+  int64_t firstFull = (begin + 3) / 4;
+  int64_t lastFull = end / 4;
+  if (firstFull > lastFull) { // The range lies inside one block.
+    fillPart(begin / 4, begin, end);
+    return;
+  }
+  if (begin < firstFull * 4)
+    fillPart(begin / 4, begin, firstFull * 4);
+#pragma omp simd
+  for (int64_t block = firstFull; block < lastFull; ++block) {
+    uint32_t keep = keepBytes(philox4x32(block, 0, seed), threshold);
+    std::memcpy(mask + block * 4, &keep, sizeof(keep));
+  }
+  if (lastFull * 4 < end)
+    fillPart(lastFull, lastFull * 4, end);
+}
+
+} // namespace fxmlir::kernels::cpu

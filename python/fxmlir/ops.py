@@ -1,0 +1,126 @@
+"""The fused torch ops ``torch.ops.fxmlir.*`` and their autograd formulas.
+
+Importing this module loads ``libfxmlir_ops.so`` (schemas plus CPU, CUDA and
+Meta kernels, built by CMake next to this file) and registers the backward of
+every op that fusion passes may place before autodiff:
+
+- ``bias_add(x, bias, axis)``
+- ``fused_bias_add_gelu(x, bias, axis, approximate)``
+- ``fused_bias_add_mask_scale(x, bias, mask, axis, scale)``
+
+The backward formulas save only the inputs (x, bias, mask), never the
+activation: recomputing from them is what fusing before autodiff buys.
+``fused_bias_add_gelu_grad`` and ``random_mask_like`` need no formula (the
+first only appears in backward graphs, the second returns a bool mask).
+"""
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+__all__ = ["LIBRARY_PATH", "OpsLibraryNotFoundError"]
+
+LIBRARY_PATH = Path(__file__).with_name("libfxmlir_ops.so")
+
+
+class OpsLibraryNotFoundError(ImportError):
+    """libfxmlir_ops.so is missing: fxmlir was not built (or not installed)."""
+
+
+def _load_library() -> None:
+    if not LIBRARY_PATH.is_file():
+        raise OpsLibraryNotFoundError(
+            f"fxmlir op library not found at {LIBRARY_PATH}; build fxmlir "
+            "(pip install . or the CMake build) to create it",
+            path=str(LIBRARY_PATH),
+        )
+    torch.ops.load_library(str(LIBRARY_PATH))
+
+
+_load_library()
+
+
+def _normalize_axis(axis: int, ndim: int) -> int:
+    return axis + ndim if axis < 0 else axis
+
+
+def _bias_grad(grad: torch.Tensor, axis: int) -> torch.Tensor:
+    """Sum of grad over every dimension but axis (the bias broadcast)."""
+    dims = [d for d in range(grad.dim()) if d != axis]
+    # sum over an empty dim list would reduce everything.
+    return grad.sum(dims) if dims else grad.clone()
+
+
+def _setup_bias_add(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
+    x, _bias, axis = inputs
+    ctx.axis = _normalize_axis(axis, x.dim())
+
+
+def _backward_bias_add(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+    grad_x, grad_bias = ctx.needs_input_grad[:2]
+    return (
+        grad if grad_x else None,
+        _bias_grad(grad, ctx.axis) if grad_bias else None,
+        None,
+    )
+
+
+def _setup_bias_add_gelu(
+    ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor
+) -> None:
+    x, bias, axis, approximate = inputs
+    ctx.save_for_backward(x, bias)
+    ctx.axis = _normalize_axis(axis, x.dim())
+    ctx.approximate = approximate
+
+
+def _backward_bias_add_gelu(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+    x, bias = ctx.saved_tensors
+    grad_pre = torch.ops.fxmlir.fused_bias_add_gelu_grad(
+        grad, x, bias, ctx.axis, ctx.approximate
+    )
+    grad_x, grad_bias = ctx.needs_input_grad[:2]
+    return (
+        grad_pre if grad_x else None,
+        _bias_grad(grad_pre, ctx.axis) if grad_bias else None,
+        None,
+        None,
+    )
+
+
+def _setup_bias_add_mask_scale(
+    ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor
+) -> None:
+    x, _bias, mask, axis, scale = inputs
+    ctx.save_for_backward(mask)
+    ctx.axis = _normalize_axis(axis, x.dim())
+    ctx.scale = scale
+
+
+def _backward_bias_add_mask_scale(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+    (mask,) = ctx.saved_tensors
+    grad_pre = grad * mask * ctx.scale
+    grad_x, grad_bias = ctx.needs_input_grad[:2]
+    return (
+        grad_pre if grad_x else None,
+        _bias_grad(grad_pre, ctx.axis) if grad_bias else None,
+        None,
+        None,
+        None,
+    )
+
+
+torch.library.register_autograd(
+    "fxmlir::bias_add", _backward_bias_add, setup_context=_setup_bias_add
+)
+torch.library.register_autograd(
+    "fxmlir::fused_bias_add_gelu",
+    _backward_bias_add_gelu,
+    setup_context=_setup_bias_add_gelu,
+)
+torch.library.register_autograd(
+    "fxmlir::fused_bias_add_mask_scale",
+    _backward_bias_add_mask_scale,
+    setup_context=_setup_bias_add_mask_scale,
+)

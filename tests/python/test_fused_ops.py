@@ -1,0 +1,376 @@
+"""torch.ops.fxmlir.*: forward/backward against the unfused aten ops,
+torch.library.opcheck, input validation, mask statistics and seeding, and use
+inside a compiled training step. CUDA variants run only where CUDA is."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import fxmlir.ops  # noqa: F401  (loads torch.ops.fxmlir)
+
+ops = torch.ops.fxmlir
+
+DEVICES = [
+    "cpu",
+    pytest.param(
+        "cuda",
+        marks=pytest.mark.skipif(
+            not torch.cuda.is_available(), reason="CUDA is not available"
+        ),
+    ),
+]
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+# Fused kernels compute in float without rounding x + bias to the dtype first,
+# so 16-bit results may differ from eager by an ulp or two.
+TOLERANCES = {
+    torch.float32: {"rtol": 1e-5, "atol": 1e-5},
+    torch.float16: {"rtol": 2e-3, "atol": 2e-3},
+    torch.bfloat16: {"rtol": 1.6e-2, "atol": 1.6e-2},
+}
+# (shape of x, axis): last, not last, negative, 1-element dims, 1-D.
+SHAPES = [
+    ((17,), 0),
+    ((4, 33), 1),
+    ((4, 33), -1),
+    ((4, 33), 0),
+    ((2, 3, 5), 1),
+    ((2, 3, 5), -3),
+    ((2, 1, 7), -2),
+    ((1, 5, 1), 1),
+    ((3, 4, 1, 6), -1),
+    ((2, 3, 4, 5), 2),
+]
+
+
+def bias_view(bias: torch.Tensor, ndim: int, axis: int) -> torch.Tensor:
+    """bias reshaped to broadcast along axis of an ndim tensor (eager path)."""
+    axis = axis % ndim
+    return bias.reshape([-1 if d == axis else 1 for d in range(ndim)])
+
+
+def make_inputs(
+    shape: tuple[int, ...], axis: int, dtype: torch.dtype, device: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    x = torch.randn(shape, dtype=dtype, device=device)
+    bias = torch.randn(shape[axis], dtype=dtype, device=device)
+    return x, bias
+
+
+def leaf(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().clone().requires_grad_(True)
+
+
+def check_forward_backward(fused, reference, inputs, dtype) -> None:
+    """Runs fused and reference on fresh leaves of inputs and compares the
+    outputs and the gradients of every floating input."""
+    fused_in = [leaf(t) if t.is_floating_point() else t for t in inputs]
+    ref_in = [leaf(t) if t.is_floating_point() else t for t in inputs]
+    out = fused(*fused_in)
+    ref = reference(*ref_in)
+    torch.testing.assert_close(out, ref, **TOLERANCES[dtype])
+    grad = torch.randn_like(ref)
+    out.backward(grad)
+    ref.backward(grad)
+    for mine, theirs in zip(fused_in, ref_in):
+        if mine.is_floating_point():
+            # Bias grads are sums over many elements: scale atol with them.
+            n = max(1, ref.numel() // max(1, mine.numel()))
+            tol = TOLERANCES[dtype]
+            torch.testing.assert_close(
+                mine.grad, theirs.grad, rtol=tol["rtol"], atol=tol["atol"] * math.sqrt(n)
+            )
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,axis", SHAPES)
+def test_bias_add(device: str, dtype: torch.dtype, shape, axis: int) -> None:
+    x, bias = make_inputs(shape, axis, dtype, device)
+    check_forward_backward(
+        lambda x, b: ops.bias_add(x, b, axis),
+        lambda x, b: x + bias_view(b, x.dim(), axis),
+        [x, bias],
+        dtype,
+    )
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,axis", SHAPES)
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_fused_bias_add_gelu(
+    device: str, dtype: torch.dtype, shape, axis: int, approximate: str
+) -> None:
+    x, bias = make_inputs(shape, axis, dtype, device)
+    check_forward_backward(
+        lambda x, b: ops.fused_bias_add_gelu(x, b, axis, approximate),
+        lambda x, b: F.gelu(x + bias_view(b, x.dim(), axis), approximate=approximate),
+        [x, bias],
+        dtype,
+    )
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,axis", SHAPES)
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_fused_bias_add_gelu_grad(
+    device: str, dtype: torch.dtype, shape, axis: int, approximate: str
+) -> None:
+    x, bias = make_inputs(shape, axis, dtype, device)
+    grad = torch.randn_like(x)
+    out = ops.fused_bias_add_gelu_grad(grad, x, bias, axis, approximate)
+    pre = x + bias_view(bias, x.dim(), axis)
+    ref = torch.ops.aten.gelu_backward(grad, pre, approximate=approximate)
+    torch.testing.assert_close(out, ref, **TOLERANCES[dtype])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,axis", SHAPES)
+def test_fused_bias_add_mask_scale(
+    device: str, dtype: torch.dtype, shape, axis: int
+) -> None:
+    x, bias = make_inputs(shape, axis, dtype, device)
+    mask = torch.rand(shape, device=device) > 0.3
+    scale = 1 / 0.7
+    check_forward_backward(
+        lambda x, b: ops.fused_bias_add_mask_scale(x, b, mask, axis, scale),
+        lambda x, b: (x + bias_view(b, x.dim(), axis)) * mask * scale,
+        [x, bias],
+        dtype,
+    )
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mask_scale_backward_uses_mask(device: str) -> None:
+    x = torch.randn(6, 8, device=device, requires_grad=True)
+    bias = torch.randn(8, device=device, requires_grad=True)
+    mask = torch.rand(6, 8, device=device) > 0.5
+    ops.fused_bias_add_mask_scale(x, bias, mask, 1, 3.0).sum().backward()
+    torch.testing.assert_close(x.grad, mask.float() * 3.0, rtol=0, atol=0)
+    torch.testing.assert_close(bias.grad, (mask.float() * 3.0).sum(0))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mask_scale_is_exact(device: str) -> None:
+    """float32 (x + bias) * mask * scale rounds exactly like eager; dropped
+    elements are exact zeros."""
+    x = torch.randn(64, 48, device=device)
+    bias = torch.randn(48, device=device)
+    mask = torch.rand(64, 48, device=device) > 0.25
+    out = ops.fused_bias_add_mask_scale(x, bias, mask, -1, 1 / 0.75)
+    torch.testing.assert_close(out, (x + bias) * mask * (1 / 0.75), rtol=0, atol=0)
+    assert (out[~mask] == 0).all()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_16bit_bias_add_rounds_like_eager(device: str, dtype: torch.dtype) -> None:
+    """Every 16-bit value, plus a bias, rounds to the same bits as eager."""
+    every = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16)
+    x = every.view(dtype).reshape(256, 256).to(device)
+    bias = (torch.randn(256) * 10).to(dtype).to(device)
+    out = ops.bias_add(x, bias, 1)
+    ref = x + bias
+    same = (out.view(torch.int16) == ref.view(torch.int16)) | (out.isnan() & ref.isnan())
+    assert same.all()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_non_contiguous_and_unaligned_inputs(device: str) -> None:
+    x = torch.randn(33, 20, device=device).t()  # transposed: [20, 33]
+    bias = torch.randn(66, device=device)[::2]  # strided bias
+    torch.testing.assert_close(ops.bias_add(x, bias, 1), x + bias)
+    # A storage offset of one element defeats 16-byte vector accesses.
+    flat = torch.randn(1 + 8 * 12, device=device)[1:].view(8, 12)
+    b12 = torch.randn(12, device=device)
+    torch.testing.assert_close(ops.fused_bias_add_gelu(flat, b12, 1), F.gelu(flat + b12))
+    mask = torch.ones(1 + 8 * 12, dtype=torch.bool, device=device)[1:].view(8, 12)
+    torch.testing.assert_close(
+        ops.fused_bias_add_mask_scale(flat, b12, mask, 1, 2.0), (flat + b12) * 2.0
+    )
+    out = ops.fused_bias_add_gelu(x, bias, 1)
+    assert out.is_contiguous()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_empty_input(device: str) -> None:
+    x = torch.randn(0, 5, device=device)
+    bias = torch.randn(5, device=device)
+    assert ops.fused_bias_add_gelu(x, bias, 1).shape == (0, 5)
+    assert ops.random_mask_like(x, 0.5).shape == (0, 5)
+
+
+OPCHECK_CASES = {
+    "bias_add": lambda x, b, m, g: (ops.bias_add.default, (x, b, 1)),
+    "fused_bias_add_gelu": lambda x, b, m, g: (
+        ops.fused_bias_add_gelu.default,
+        (x, b, -2),
+        {"approximate": "tanh"},
+    ),
+    "fused_bias_add_gelu_grad": lambda x, b, m, g: (
+        ops.fused_bias_add_gelu_grad.default,
+        (g, x.detach(), b.detach(), 1, "none"),
+    ),
+    "fused_bias_add_mask_scale": lambda x, b, m, g: (
+        ops.fused_bias_add_mask_scale.default,
+        (x, b, m, 1, 2.5),
+    ),
+    "random_mask_like": lambda x, b, m, g: (ops.random_mask_like.default, (x, 0.25)),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(OPCHECK_CASES))
+def test_opcheck(device: str, dtype: torch.dtype, name: str) -> None:
+    x = torch.randn(3, 4, 5, dtype=dtype, device=device, requires_grad=True)
+    bias = torch.randn(4, dtype=dtype, device=device, requires_grad=True)
+    mask = torch.rand(3, 4, 5, device=device) > 0.5
+    grad = torch.randn(3, 4, 5, dtype=dtype, device=device)
+    op, args, *kwargs = OPCHECK_CASES[name](x, bias, mask, grad)
+    torch.library.opcheck(op, args, kwargs[0] if kwargs else None)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_random_mask_statistics(device: str) -> None:
+    like = torch.empty(1 << 20, device=device)
+    for p in (0.1, 0.5, 0.9):
+        mask = ops.random_mask_like(like, p)
+        assert mask.dtype == torch.bool and mask.shape == like.shape
+        assert mask.device == like.device
+        n = like.numel()
+        sigma = math.sqrt(p * (1 - p) / n)
+        assert abs(mask.float().mean().item() - (1 - p)) < 4 * sigma
+    assert ops.random_mask_like(like, 0.0).all()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_random_mask_seeding(device: str) -> None:
+    like = torch.empty(64, 1000, device=device).t()  # shape only; strides ignored
+    torch.manual_seed(1234)
+    first = ops.random_mask_like(like, 0.5)
+    second = ops.random_mask_like(like, 0.5)
+    torch.manual_seed(1234)
+    again = ops.random_mask_like(like, 0.5)
+    torch.manual_seed(4321)
+    other = ops.random_mask_like(like, 0.5)
+    assert first.shape == like.shape and first.is_contiguous()
+    assert torch.equal(first, again)
+    assert not torch.equal(first, second), "consecutive calls must differ"
+    assert not torch.equal(first, other), "different seeds must differ"
+
+
+def test_random_mask_cpu_ignores_thread_count() -> None:
+    """The CPU mask depends on the seed only, not on how threads split it."""
+    like = torch.empty(3, 100_003)
+    threads = torch.get_num_threads()
+    try:
+        masks = []
+        for n in (1, 2, 3):
+            torch.set_num_threads(n)
+            torch.manual_seed(99)
+            masks.append(ops.random_mask_like(like, 0.3))
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(masks[0], masks[1]) and torch.equal(masks[0], masks[2])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA is not available")
+def test_random_mask_cuda_graph_replays_draw_new_masks() -> None:
+    like = torch.empty(1 << 16, device="cuda")
+    ops.random_mask_like(like, 0.5)  # warm up outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        mask = ops.random_mask_like(like, 0.5)
+    graph.replay()
+    first = mask.clone()
+    graph.replay()
+    assert not torch.equal(first, mask)
+    assert abs(mask.float().mean().item() - 0.5) < 4 * math.sqrt(0.25 / like.numel())
+
+
+def test_errors() -> None:
+    x = torch.randn(4, 5)
+    bias = torch.randn(5)
+    with pytest.raises(RuntimeError, match="bias must be 1-D"):
+        ops.bias_add(x, torch.randn(1, 5), 1)
+    with pytest.raises(RuntimeError, match=r"bias has 4 elements but x.size\(1\) is 5"):
+        ops.fused_bias_add_gelu(x, torch.randn(4), 1)
+    with pytest.raises(RuntimeError, match="axis 2 is out of range"):
+        ops.bias_add(x, bias, 2)
+    with pytest.raises(RuntimeError, match="axis -3 is out of range"):
+        ops.bias_add(x, bias, -3)
+    with pytest.raises(RuntimeError, match="dtype mismatch"):
+        ops.bias_add(x, bias.double(), 1)
+    with pytest.raises(RuntimeError, match="unsupported dtype"):
+        ops.bias_add(x.int(), bias.int(), 1)
+    with pytest.raises(RuntimeError, match="approximate must be 'none' or 'tanh', got 'erf'"):
+        ops.fused_bias_add_gelu(x, bias, 1, "erf")
+    with pytest.raises(RuntimeError, match="grad shape"):
+        ops.fused_bias_add_gelu_grad(torch.randn(4, 6), x, bias, 1)
+    with pytest.raises(RuntimeError, match="mask must be Bool"):
+        ops.fused_bias_add_mask_scale(x, bias, torch.ones(4, 5), 1, 2.0)
+    with pytest.raises(RuntimeError, match="mask shape"):
+        ops.fused_bias_add_mask_scale(x, bias, torch.ones(5, 4, dtype=torch.bool), 1, 2.0)
+    for p in (-0.1, 1.0, float("nan")):
+        with pytest.raises(RuntimeError, match=r"p must be in \[0, 1\)"):
+            ops.random_mask_like(x, p)
+
+
+def test_errors_on_meta() -> None:
+    """Fake/Meta kernels validate like the real ones (tracing fails early)."""
+    x = torch.empty(4, 5, device="meta")
+    with pytest.raises(RuntimeError, match="bias has 4 elements"):
+        ops.bias_add(x, torch.empty(4, device="meta"), 1)
+    assert ops.random_mask_like(x, 0.5).dtype == torch.bool
+
+
+class DropoutGeluMLP(torch.nn.Module):
+    """Linear -> bias + gelu -> Linear -> bias + dropout, on the fused ops."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.fc1 = torch.nn.Linear(width, width, bias=False)
+        self.b1 = torch.nn.Parameter(torch.randn(width))
+        self.fc2 = torch.nn.Linear(width, width, bias=False)
+        self.b2 = torch.nn.Parameter(torch.randn(width))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = ops.fused_bias_add_gelu(self.fc1(x), self.b1, -1, "tanh")
+        h = ops.bias_add(h, self.b1, 1)
+        mask = ops.random_mask_like(h, 0.1)
+        return ops.fused_bias_add_mask_scale(self.fc2(h), self.b2, mask, -1, 1 / 0.9)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_compiled_train_step(device: str, backend: str, dynamic: bool) -> None:
+    torch.manual_seed(0)
+    model = DropoutGeluMLP(16).to(device)
+    compiled = torch.compile(model, backend=backend, fullgraph=True, dynamic=dynamic)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    before = model.b1.detach().clone()
+    for batch in (8, 8, 5):
+        x = torch.randn(batch, 16, device=device)
+        loss = compiled(x).square().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        assert all(p.grad is not None and p.grad.isfinite().all() for p in model.parameters())
+        optimizer.step()
+    assert not torch.equal(before, model.b1)
+
+    # Gradients match eager on the same seed (same masks).
+    x = torch.randn(8, 16, device=device)
+    grads = []
+    for fn in (model, compiled):
+        torch.manual_seed(7)
+        model.zero_grad()
+        fn(x).sum().backward()
+        grads.append([p.grad.clone() for p in model.parameters()])
+    for eager_grad, compiled_grad in zip(*grads):
+        torch.testing.assert_close(compiled_grad, eager_grad)
