@@ -59,15 +59,20 @@ def stage_files(dump_dir, stage: str) -> tuple[str, dict]:
             json.loads((folder / "summary.json").read_text()))
 
 
-def test_without_dropout_the_loss_curve_matches_eager(tmp_path):
+def train_fused_and_eager(p: float, dump_dir) -> tuple[list[float], list[float]]:
+    """Loss curves of the same model trained through fxmlir and eagerly."""
     torch.manual_seed(0)
-    eager = GPTMLP(32, p=0.0)
-    fused = copy.deepcopy(eager)
-    compiled = torch.compile(fused, backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    fused = GPTMLP(32, p)
+    eager = copy.deepcopy(fused)
+    compiled = torch.compile(fused, backend=fxmlir.backend(dump_dir=str(dump_dir)))
     with warnings.catch_warnings():
-        warnings.simplefilter("error", FallbackWarning)
+        warnings.simplefilter("error", FallbackWarning)  # no silent fallback
         fused_losses = train(fused, compiled)
-    eager_losses = train(eager, eager)
+    return fused_losses, train(eager, eager)
+
+
+def test_without_dropout_the_loss_curve_matches_eager(tmp_path):
+    fused_losses, eager_losses = train_fused_and_eager(0.0, tmp_path)
     torch.testing.assert_close(fused_losses, eager_losses, rtol=1e-4, atol=1e-5)
     forward, _ = stage_files(tmp_path, "forward")
     assert "fxmlir.fused_bias_add_gelu" in forward
@@ -76,14 +81,7 @@ def test_without_dropout_the_loss_curve_matches_eager(tmp_path):
 
 
 def test_with_dropout_the_fused_model_trains(tmp_path):
-    torch.manual_seed(0)
-    model = GPTMLP(32, p=0.1)
-    eager = copy.deepcopy(model)
-    compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(tmp_path)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", FallbackWarning)
-        losses = train(model, compiled)
-    eager_losses = train(eager, eager)
+    losses, eager_losses = train_fused_and_eager(0.1, tmp_path)
     # Masks differ from eager's random stream; the loss falls all the same.
     mean = lambda values: sum(values) / len(values)  # noqa: E731
     assert mean(losses[-5:]) < 0.95 * mean(losses[:5])
