@@ -2,11 +2,15 @@
 
 #include "fxmlir/Core/Core.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 using fxmlir::Context;
 using fxmlir::Error;
 using fxmlir::Module;
+using fxmlir::PassDescription;
+using fxmlir::pipelinePasses;
 
 namespace {
 
@@ -118,6 +122,30 @@ TEST_F(CoreTest, DrawsTheOpGraphAsDot) {
   std::string dot = Module::parse(context, kBiasGelu).toDot();
   EXPECT_EQ(dot.rfind("digraph", 0), 0u) << dot.substr(0, 80);
   EXPECT_NE(dot.find("fxmlir.bias_add"), std::string::npos);
+}
+
+TEST_F(CoreTest, ListsThePipelineInOrderAndRunsItsPasses) {
+  std::vector<PassDescription> passes = pipelinePasses();
+  std::vector<std::string> names;
+  for (const PassDescription &pass : passes) {
+    EXPECT_FALSE(pass.summary.empty()) << pass.name;
+    names.push_back(pass.name);
+  }
+  auto position = [&](const std::string &name) {
+    return std::find(names.begin(), names.end(), name) - names.begin();
+  };
+  ASSERT_LT(position("fxmlir-recompose"), int64_t(names.size()));
+  EXPECT_LT(position("fxmlir-decompose"),
+            position("fxmlir-fuse-bias-add-gelu"));
+  EXPECT_LT(position("fxmlir-fuse-bias-add-gelu"),
+            position("fxmlir-recompose"));
+
+  // Every listed pass runs by its name.
+  Module module = Module::parse(context, kBiasGelu);
+  for (const std::string &name : names)
+    module.runPipeline(name);
+  EXPECT_EQ(module.opCounts()["fxmlir.fused_bias_add_gelu"], 1);
+  EXPECT_EQ(module.opCounts().count("fxmlir.bias_add"), 0u);
 }
 
 } // namespace

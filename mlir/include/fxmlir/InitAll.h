@@ -1,4 +1,5 @@
-//===- InitAll.h - register everything fxmlir uses ----------------*- C++ -*-===//
+//===- InitAll.h - register everything fxmlir uses ----------------*- C++
+//-*-===//
 
 #ifndef FXMLIR_INITALL_H
 #define FXMLIR_INITALL_H

@@ -1,4 +1,5 @@
-//===- Core.cpp - Context and Module ---------------------------------------===//
+//===- Core.cpp - Context and Module
+//---------------------------------------===//
 
 #include "CoreImpl.h"
 
@@ -111,8 +112,7 @@ Module Module::parse(Context &context, const std::string &text,
   // Prints "name:line:col: error: ..." with the offending source line.
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, ctx, errorStream);
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr,
-                                            mlir::ParserConfig(ctx));
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, mlir::ParserConfig(ctx));
   if (!module)
     throw Error("cannot parse " + bufferName + ":\n" + errors);
   auto impl = std::make_unique<Impl>();

@@ -45,14 +45,15 @@ static std::string printToString(llvm::function_ref<void(raw_ostream &)> fn) {
 }
 
 static std::string formatDouble(double value) {
-  return printToString([&](raw_ostream &os) { os << llvm::format("%.17g", value); });
+  return printToString(
+      [&](raw_ostream &os) { os << llvm::format("%.17g", value); });
 }
 
 int64_t JsonExporter::use(Value value) {
   auto it = ids.find(value);
   if (it == ids.end())
     throw ::fxmlir::Error("value used before it is defined: " +
-                        printToString([&](raw_ostream &os) { os << value; }));
+                          printToString([&](raw_ostream &os) { os << value; }));
   return it->second;
 }
 
@@ -63,13 +64,13 @@ llvm::json::Value JsonExporter::exportType(Type type) {
     for (int64_t dim : tensor.getShape())
       shape.push_back(ShapedType::isDynamic(dim) ? int64_t(-1) : dim);
     mlir::fxmlir::DeviceAttr device = mlir::fxmlir::getDevice(tensor);
-    return Object{
-        {"kind", "tensor"},
-        {"shape", std::move(shape)},
-        {"dtype", printToString(
-                      [&](raw_ostream &os) { os << tensor.getElementType(); })},
-        {"device", device ? llvm::json::Value(device.getName().str())
-                          : llvm::json::Value(nullptr)}};
+    return Object{{"kind", "tensor"},
+                  {"shape", std::move(shape)},
+                  {"dtype", printToString([&](raw_ostream &os) {
+                     os << tensor.getElementType();
+                   })},
+                  {"device", device ? llvm::json::Value(device.getName().str())
+                                    : llvm::json::Value(nullptr)}};
   }
   if (isa<NoneType>(type))
     return Object{{"kind", "none"}};
@@ -129,7 +130,7 @@ llvm::json::Value JsonExporter::exportAttr(Attribute attr) {
 Object JsonExporter::exportOp(Operation *op) {
   if (op->getNumRegions() != 0)
     throw ::fxmlir::Error("cannot export op with regions: " +
-                        op->getName().getStringRef().str());
+                          op->getName().getStringRef().str());
   Array operands, results;
   for (Value operand : op->getOperands())
     operands.push_back(use(operand));
@@ -153,7 +154,7 @@ Object JsonExporter::exportOp(Operation *op) {
 Object JsonExporter::exportFunction(func::FuncOp func) {
   if (func.isExternal() || !func.getBody().hasOneBlock())
     throw ::fxmlir::Error("function @" + func.getSymName().str() +
-                        " must have exactly one block");
+                          " must have exactly one block");
   Array arguments, ops, returns;
   for (BlockArgument arg : func.getArguments())
     arguments.push_back(

@@ -10,6 +10,6 @@ int fxmlir::optMain(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registerAllDialects(registry);
   registerAllPasses();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "fxmlir optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "fxmlir optimizer driver\n", registry));
 }

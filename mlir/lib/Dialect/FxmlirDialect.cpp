@@ -58,10 +58,9 @@ LogicalResult DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 StringRef DeviceAttr::getType() const { return getName().split(':').first; }
 
-LogicalResult
-DeviceAttr::verifyEncoding(ArrayRef<int64_t> /*shape*/, Type /*elementType*/,
-                           function_ref<InFlightDiagnostic()> /*emitError*/)
-    const {
+LogicalResult DeviceAttr::verifyEncoding(
+    ArrayRef<int64_t> /*shape*/, Type /*elementType*/,
+    function_ref<InFlightDiagnostic()> /*emitError*/) const {
   // Any shape and element type can live on any device.
   return success();
 }

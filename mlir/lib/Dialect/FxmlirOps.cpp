@@ -27,8 +27,8 @@ static LogicalResult verifyOperandRefs(CallOp op, Attribute attr) {
   int64_t numOperands = op.getOperands().size();
   WalkResult result = attr.walk([&](OperandRefAttr ref) {
     if (ref.getIndex() < 0 || ref.getIndex() >= numOperands) {
-      op.emitOpError() << "refers to operand " << ref.getIndex()
-                       << " but has " << numOperands << " operands";
+      op.emitOpError() << "refers to operand " << ref.getIndex() << " but has "
+                       << numOperands << " operands";
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -57,8 +57,7 @@ static LogicalResult verifyBiasOperands(Operation *op, Value x, Value bias,
   auto xType = cast<RankedTensorType>(x.getType());
   auto biasType = cast<RankedTensorType>(bias.getType());
   if (biasType.getRank() != 1)
-    return op->emitOpError("needs a 1-D bias, got rank ")
-           << biasType.getRank();
+    return op->emitOpError("needs a 1-D bias, got rank ") << biasType.getRank();
   int64_t rank = xType.getRank();
   if (axis < -rank || axis >= rank)
     return op->emitOpError("axis ")

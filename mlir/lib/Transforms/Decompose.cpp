@@ -50,10 +50,10 @@ struct AddmmToBiasAdd : OpRewritePattern<AddmmOp> {
       return rewriter.notifyMatchFailure(op, "beta or alpha is not 1");
     if (!isLastDimBias(op.getResult(), op.getSelf(), op.getResult()))
       return rewriter.notifyMatchFailure(op, "not a 1-D bias of the columns");
-    auto mm = MmOp::create(rewriter, op.getLoc(), op.getType(),
-                                op.getMat1(), op.getMat2());
-    rewriter.replaceOp(op, createBiasAdd(rewriter, op.getLoc(), mm,
-                                         op.getSelf()));
+    auto mm = MmOp::create(rewriter, op.getLoc(), op.getType(), op.getMat1(),
+                           op.getMat2());
+    rewriter.replaceOp(op,
+                       createBiasAdd(rewriter, op.getLoc(), mm, op.getSelf()));
     return success();
   }
 };
@@ -68,9 +68,8 @@ struct LinearToBiasAdd : OpRewritePattern<LinearOp> {
       return rewriter.notifyMatchFailure(op, "no 1-D bias");
     Value none = NoneOp::create(rewriter, op.getLoc(), rewriter.getNoneType());
     auto linear = LinearOp::create(rewriter, op.getLoc(), op.getType(),
-                                        op.getInput(), op.getWeight(), none);
-    rewriter.replaceOp(op,
-                       createBiasAdd(rewriter, op.getLoc(), linear, bias));
+                                   op.getInput(), op.getWeight(), none);
+    rewriter.replaceOp(op, createBiasAdd(rewriter, op.getLoc(), linear, bias));
     return success();
   }
 };
@@ -104,16 +103,16 @@ struct SinkBiasAddBelowView : OpRewritePattern<ViewOp> {
     auto inputType = cast<RankedTensorType>(biasAdd.getType());
     auto viewType = cast<RankedTensorType>(op.getType());
     int64_t rank = inputType.getRank();
-    int64_t axis = biasAdd.getAxis() < 0 ? biasAdd.getAxis() + rank
-                                         : biasAdd.getAxis();
+    int64_t axis =
+        biasAdd.getAxis() < 0 ? biasAdd.getAxis() + rank : biasAdd.getAxis();
     if (axis != rank - 1 || viewType.getRank() < 1 ||
         ShapedType::isDynamic(inputType.getShape().back()) ||
         viewType.getShape().back() != inputType.getShape().back())
       return rewriter.notifyMatchFailure(op, "view changes the bias dim");
-    auto view = ViewOp::create(rewriter, op.getLoc(), viewType,
-                                    biasAdd.getX(), op.getSizeAttr());
-    rewriter.replaceOp(op, createBiasAdd(rewriter, op.getLoc(), view,
-                                         biasAdd.getBias()));
+    auto view = ViewOp::create(rewriter, op.getLoc(), viewType, biasAdd.getX(),
+                               op.getSizeAttr());
+    rewriter.replaceOp(
+        op, createBiasAdd(rewriter, op.getLoc(), view, biasAdd.getBias()));
     return success();
   }
 };

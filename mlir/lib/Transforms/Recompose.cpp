@@ -24,11 +24,10 @@ static bool isLastAxis(BiasAddOp op) {
   return op.getAxis() == rank - 1 || op.getAxis() == -1;
 }
 
-static AddmmOp createAddmm(PatternRewriter &rewriter, MmOp mm,
-                                Value bias) {
+static AddmmOp createAddmm(PatternRewriter &rewriter, MmOp mm, Value bias) {
   Attribute one = rewriter.getI64IntegerAttr(1);
   return AddmmOp::create(rewriter, mm.getLoc(), mm.getType(), bias,
-                              mm.getSelf(), mm.getMat2(), one, one);
+                         mm.getSelf(), mm.getMat2(), one, one);
 }
 
 struct RecomposeBiasAdd : OpRewritePattern<BiasAddOp> {
@@ -42,22 +41,20 @@ struct RecomposeBiasAdd : OpRewritePattern<BiasAddOp> {
       rewriter.replaceOp(op, createAddmm(rewriter, mm, op.getBias()));
       return success();
     }
-    if (auto view = input.getDefiningOp<ViewOp>();
-        view && view->hasOneUse()) {
+    if (auto view = input.getDefiningOp<ViewOp>(); view && view->hasOneUse()) {
       auto mm = view.getSelf().getDefiningOp<MmOp>();
       if (mm && mm->hasOneUse()) {
         auto addmm = createAddmm(rewriter, mm, op.getBias());
         rewriter.replaceOpWithNewOp<ViewOp>(op, op.getType(), addmm,
-                                                 view.getSizeAttr());
+                                            view.getSizeAttr());
         return success();
       }
     }
     if (auto linear = input.getDefiningOp<LinearOp>();
         linear && linear->hasOneUse() &&
         isa<NoneType>(linear.getBias().getType())) {
-      rewriter.replaceOpWithNewOp<LinearOp>(
-          op, op.getType(), linear.getInput(), linear.getWeight(),
-          op.getBias());
+      rewriter.replaceOpWithNewOp<LinearOp>(op, op.getType(), linear.getInput(),
+                                            linear.getWeight(), op.getBias());
       return success();
     }
     rewriter.replaceOpWithNewOp<AddTensorOp>(
