@@ -1,5 +1,4 @@
-//===- InitAll.h - register everything fxmlir uses ----------------*- C++
-//-*-===//
+//===- InitAll.h - register everything fxmlir uses --------------*- C++ -*-===//
 
 #ifndef FXMLIR_INITALL_H
 #define FXMLIR_INITALL_H

@@ -1,5 +1,4 @@
-//===- CoreImpl.h - what the public handles hold ------------------*- C++
-//-*-===//
+//===- CoreImpl.h - what the public handles hold ----------------*- C++ -*-===//
 
 #ifndef FXMLIR_LIB_CORE_COREIMPL_H
 #define FXMLIR_LIB_CORE_COREIMPL_H

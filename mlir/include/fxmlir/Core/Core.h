@@ -1,5 +1,4 @@
-//===- Core.h - the public C++ API of the fxmlir core ---------------*- C++
-//-*-===//
+//===- Core.h - the public C++ API of the fxmlir core -----------*- C++ -*-===//
 //
 // The only symbols the self-contained core library exports. Nothing here
 // names an MLIR or LLVM type, so the library can link MLIR statically with

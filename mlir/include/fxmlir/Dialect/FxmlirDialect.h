@@ -1,5 +1,4 @@
-//===- FxmlirDialect.h - the fxmlir dialect -----------------------*- C++
-//-*-===//
+//===- FxmlirDialect.h - the fxmlir dialect ---------------------*- C++ -*-===//
 //
 // Declares the dialect, its attributes, the hand-written ops and the ops
 // generated from ATen schemas.

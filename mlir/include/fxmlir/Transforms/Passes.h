@@ -1,5 +1,4 @@
-//===- Passes.h - fxmlir graph passes ----------------------------*- C++
-//-*-===//
+//===- Passes.h - fxmlir graph passes ---------------------------*- C++ -*-===//
 
 #ifndef FXMLIR_TRANSFORMS_PASSES_H
 #define FXMLIR_TRANSFORMS_PASSES_H

@@ -1,5 +1,4 @@
-//===- PatternUtils.h - constraints the rewrite patterns share ---*- C++
-//-*-===//
+//===- PatternUtils.h - constraints the rewrite patterns share --*- C++ -*-===//
 //
 // The C++ side of the DRR patterns' constraints: what DRR cannot say itself.
 //
