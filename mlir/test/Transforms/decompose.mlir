@@ -44,13 +44,16 @@ func.func @broadcast_add(%x: tensor<2x?x16xbf16>, %b: tensor<16xbf16>) -> (tenso
 }
 
 
-// Same-shape adds and scaled adds stay adds.
+// Same-shape adds, scaled adds and a size-1 addend (not one bias per
+// column) stay adds.
 // CHECK-LABEL: func.func @plain_add
 // CHECK-NOT: fxmlir.bias_add
-func.func @plain_add(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>, %b: tensor<16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+// CHECK: return
+func.func @plain_add(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>, %b: tensor<16xf32>, %s: tensor<1xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) {
   %0 = fxmlir.aten.add.Tensor %x, %y {alpha = 1 : i64} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
   %1 = fxmlir.aten.add.Tensor %x, %b {alpha = 2 : i64} : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
-  return %0, %1 : tensor<4x16xf32>, tensor<4x16xf32>
+  %2 = fxmlir.aten.add.Tensor %x, %s {alpha = 1 : i64} : (tensor<4x16xf32>, tensor<1xf32>) -> tensor<4x16xf32>
+  return %0, %1, %2 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>
 }
 
 
