@@ -89,7 +89,7 @@ def main() -> None:
     parser.add_argument("--dtypes", nargs="+", choices=sorted(DTYPES), default=["f32", "bf16"])
     parser.add_argument("--devices", nargs="+", choices=["cpu", "cuda"],
                         default=["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"])
-    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=10)
     args = parser.parse_args()
     if "cuda" in args.devices and not torch.cuda.is_available():
@@ -98,7 +98,8 @@ def main() -> None:
     print(f"x: [{args.rows}, {args.cols}], bias along the last axis, "
           f"median of {args.iters} runs; torch {torch.__version__}, "
           f"{torch.get_num_threads()} CPU threads")
-    header = f"{'op':<22}{'device':<8}{'dtype':<7}{'fused ms':>10}{'eager ms':>10}{'speedup':>9}{'fused GB/s':>12}"
+    header = (f"{'op':<22}{'device':<8}{'dtype':<7}{'fused ms':>10}{'eager ms':>10}"
+              f"{'speedup':>9}{'fused GB/s':>12}")
     print(header)
     print("-" * len(header))
     for device in args.devices:
