@@ -29,10 +29,11 @@ class Dumper:
         path.write_text(text)
         return path
 
-    def module(self, label: str, text: str) -> None:
-        """A numbered .mlir snapshot, so the folder lists them in order."""
+    def module(self, label: str, module: Any) -> None:
+        """A numbered .mlir snapshot, so the folder lists them in order;
+        the module is printed only when dumping."""
         if self.folder is not None:
-            self.write(f"{self.index:02d}-{label}.mlir", text)
+            self.write(f"{self.index:02d}-{label}.mlir", str(module))
             self.index += 1
 
     def summary(self, summary: dict[str, Any]) -> None:

@@ -52,18 +52,25 @@ def _bias_grad(grad: torch.Tensor, axis: int) -> torch.Tensor:
     return grad.sum(dims) if dims else grad.clone()
 
 
+def _x_and_bias_grads(
+    ctx: Any, grad_pre: torch.Tensor, num_other_inputs: int
+) -> tuple[Any, ...]:
+    """Gradients of (x, bias, *others) for an op computing f(x + bias):
+    `grad_pre` is the gradient w.r.t. x + bias; the other inputs get none."""
+    grad_x, grad_bias = ctx.needs_input_grad[:2]
+    return (
+        grad_pre if grad_x else None,
+        _bias_grad(grad_pre, ctx.axis) if grad_bias else None,
+    ) + (None,) * num_other_inputs
+
+
 def _setup_bias_add(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
     x, _bias, axis = inputs
     ctx.axis = _normalize_axis(axis, x.dim())
 
 
 def _backward_bias_add(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
-    grad_x, grad_bias = ctx.needs_input_grad[:2]
-    return (
-        grad if grad_x else None,
-        _bias_grad(grad, ctx.axis) if grad_bias else None,
-        None,
-    )
+    return _x_and_bias_grads(ctx, grad, num_other_inputs=1)
 
 
 def _setup_bias_add_gelu(
@@ -80,13 +87,7 @@ def _backward_bias_add_gelu(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
     grad_pre = torch.ops.fxmlir.fused_bias_add_gelu_grad(
         grad, x, bias, ctx.axis, ctx.approximate
     )
-    grad_x, grad_bias = ctx.needs_input_grad[:2]
-    return (
-        grad_pre if grad_x else None,
-        _bias_grad(grad_pre, ctx.axis) if grad_bias else None,
-        None,
-        None,
-    )
+    return _x_and_bias_grads(ctx, grad_pre, num_other_inputs=2)
 
 
 def _setup_bias_add_mask_scale(
@@ -101,14 +102,7 @@ def _setup_bias_add_mask_scale(
 def _backward_bias_add_mask_scale(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
     (mask,) = ctx.saved_tensors
     grad_pre = grad * mask * ctx.scale
-    grad_x, grad_bias = ctx.needs_input_grad[:2]
-    return (
-        grad_pre if grad_x else None,
-        _bias_grad(grad_pre, ctx.axis) if grad_bias else None,
-        None,
-        None,
-        None,
-    )
+    return _x_and_bias_grads(ctx, grad_pre, num_other_inputs=3)
 
 
 torch.library.register_autograd(

@@ -56,12 +56,12 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     latest.append(module)
     times["import"] = (time.perf_counter() - start) * 1e3
     ops_before = _op_counts(module)
-    dumper.module("imported", str(module))
+    dumper.module("imported", module)
     for name in options.passes:
         start = time.perf_counter()
         module.run_pipeline(name)
         times[name] = (time.perf_counter() - start) * 1e3
-        dumper.module(name, str(module))
+        dumper.module(name, module)
     start = time.perf_counter()
     exported = export_graph(json.loads(module.to_json()), imported, gm)
     times["export"] = (time.perf_counter() - start) * 1e3
