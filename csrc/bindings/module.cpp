@@ -1,7 +1,10 @@
 //===- module.cpp - fxmlir._C: Python bindings of the core API ------------===//
 //
 // A thin layer over fxmlir/Core/Core.h: no MLIR headers, so it builds against
-// a prebuilt core with whatever Python and compiler the machine has.
+// a prebuilt core with whatever Python and compiler the machine has. A Module
+// shares ownership of its Context in the core, so no keep_alive is needed
+// here (pybind11 3.1 runs keep_alive's post-call hook even for calls whose
+// arguments did not convert, which crashed on a bad argument).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,10 +15,27 @@
 
 namespace py = pybind11;
 
+namespace {
+/// The UTF-8 text of a str argument: TypeError for any other type, and
+/// Python's UnicodeEncodeError for text UTF-8 cannot hold (lone surrogates).
+std::string textArgument(py::handle value, const char *function,
+                         const char *argument) {
+  if (!PyUnicode_Check(value.ptr()))
+    throw py::type_error(std::string(function) + "(): " + argument +
+                         " must be str, not " + Py_TYPE(value.ptr())->tp_name);
+  Py_ssize_t size = 0;
+  const char *data = PyUnicode_AsUTF8AndSize(value.ptr(), &size);
+  if (!data)
+    throw py::error_already_set();
+  return std::string(data, size);
+}
+} // namespace
+
 PYBIND11_MODULE(_C, m) {
   m.doc() = "fxmlir core: parse, verify, transform and export fxmlir modules";
 
   py::register_exception<fxmlir::Error>(m, "Error", PyExc_ValueError);
+  m.attr("MAX_NESTING_DEPTH") = fxmlir::kMaxNestingDepth;
 
   py::class_<fxmlir::PassDescription>(m, "PassDescription")
       .def_readonly("name", &fxmlir::PassDescription::name)
@@ -28,38 +48,44 @@ PYBIND11_MODULE(_C, m) {
   m.def("pipeline_passes", &fxmlir::pipelinePasses,
         "The passes a round trip may run, in pipeline order.");
 
-  py::class_<fxmlir::Context>(m, "Context")
-      .def(py::init<>())
-      .def("is_registered_op", &fxmlir::Context::isRegisteredOp,
-           py::arg("name"), "Whether an op of this name is registered.")
-      .def("dialect_ops", &fxmlir::Context::dialectOps,
-           "Names of all ops of the fxmlir dialect.")
-      .def(
-          "parse",
-          [](fxmlir::Context &context, const std::string &text,
-             const std::string &name) {
-            py::gil_scoped_release release;
-            return fxmlir::Module::parse(context, text, name);
-          },
-          py::arg("text"), py::arg("name") = "<string>",
-          // A module must not outlive its context.
-          py::keep_alive<0, 1>(),
-          "Parse and verify a module; raises Error with located diagnostics.");
-
   py::class_<fxmlir::Module>(m, "Module")
       .def("__str__", [](const fxmlir::Module &m) { return m.str(); })
       .def("print", &fxmlir::Module::str, py::arg("generic") = false)
       .def("verify", &fxmlir::Module::verify)
       .def(
           "run_pipeline",
-          [](fxmlir::Module &m, const std::string &pipeline) {
+          [](fxmlir::Module &m, py::handle pipeline) {
+            std::string text =
+                textArgument(pipeline, "run_pipeline", "pipeline");
             py::gil_scoped_release release;
-            m.runPipeline(pipeline);
+            m.runPipeline(text);
           },
           py::arg("pipeline"),
           "Run a textual pass pipeline (fxmlir-opt syntax) in place.")
       .def("to_json", &fxmlir::Module::toJson)
       .def("to_dot", &fxmlir::Module::toDot)
       .def("op_counts", &fxmlir::Module::opCounts)
-      .def("clone", &fxmlir::Module::clone, py::keep_alive<0, 1>());
+      .def("clone", &fxmlir::Module::clone);
+
+  py::class_<fxmlir::Context>(m, "Context")
+      .def(py::init<>())
+      .def(
+          "is_registered_op",
+          [](const fxmlir::Context &context, py::handle name) {
+            return context.isRegisteredOp(
+                textArgument(name, "is_registered_op", "name"));
+          },
+          py::arg("name"), "Whether an op of this name is registered.")
+      .def("dialect_ops", &fxmlir::Context::dialectOps,
+           "Names of all ops of the fxmlir dialect.")
+      .def(
+          "parse",
+          [](fxmlir::Context &context, py::handle text, py::handle name) {
+            std::string source = textArgument(text, "parse", "text");
+            std::string bufferName = textArgument(name, "parse", "name");
+            py::gil_scoped_release release;
+            return fxmlir::Module::parse(context, source, bufferName);
+          },
+          py::arg("text"), py::arg("name") = "<string>",
+          "Parse and verify a module; raises Error with located diagnostics.");
 }

@@ -3,6 +3,7 @@
 #include "fxmlir/Core/Core.h"
 
 #include <algorithm>
+#include <memory>
 
 #include <gtest/gtest.h>
 
@@ -26,6 +27,13 @@ func.func @forward(%x: tensor<4x8xf32, #fxmlir.device<"cpu">>,
   return %1 : tensor<4x8xf32, #fxmlir.device<"cpu">>
 }
 )mlir";
+
+std::string repeat(const std::string &text, unsigned times) {
+  std::string result;
+  for (unsigned i = 0; i < times; ++i)
+    result += text;
+  return result;
+}
 
 class CoreTest : public ::testing::Test {
 protected:
@@ -146,6 +154,76 @@ TEST_F(CoreTest, ListsThePipelineInOrderAndRunsItsPasses) {
     module.runPipeline(name);
   EXPECT_EQ(module.opCounts()["fxmlir.fused_bias_add_gelu"], 1);
   EXPECT_EQ(module.opCounts().count("fxmlir.bias_add"), 0u);
+}
+
+TEST_F(CoreTest, ModulesOutliveTheirContextHandle) {
+  auto scoped = std::make_unique<Context>();
+  Module module = Module::parse(*scoped, kBiasGelu);
+  Module copy = module.clone();
+  scoped.reset();
+  // The module's ops still live: printing and transforming them works.
+  EXPECT_NE(module.str().find("fxmlir.bias_add"), std::string::npos);
+  copy.runPipeline("canonicalize");
+  EXPECT_EQ(copy.opCounts()["fxmlir.aten.gelu"], 1);
+}
+
+/// `depth` nested array attributes: [[[ ... ]]].
+std::string nestedArrays(unsigned depth) {
+  return "func.func @f() attributes {a = " + std::string(depth, '[') +
+         std::string(depth, ']') + "} {\n  return\n}\n";
+}
+
+TEST_F(CoreTest, RefusesInputNestedDeeperThanTheLimit) {
+  // Within the limit (the function's braces add one level) it parses.
+  EXPECT_NO_THROW(
+      Module::parse(context, nestedArrays(fxmlir::kMaxNestingDepth - 2)));
+  // Far beyond it, where MLIR's recursive parser would overflow the stack,
+  // it is an error naming the place, for each kind of bracket.
+  std::string deepTuple = "func.func @f(%x: " + repeat("tuple<", 20000) +
+                          "i32" + repeat(">", 20000) + ") {\n  return\n}\n";
+  for (const std::string &text : {nestedArrays(7000), deepTuple}) {
+    try {
+      Module::parse(context, text, "deep.mlir");
+      FAIL() << "parse accepted input nested 7000+ deep";
+    } catch (const Error &error) {
+      std::string message = error.what();
+      EXPECT_NE(message.find("deep.mlir:1:"), std::string::npos) << message;
+      EXPECT_NE(message.find("more than 256 levels deep"), std::string::npos)
+          << message;
+    }
+  }
+  // Brackets inside string literals and comments and the arrows of function
+  // types do not count.
+  std::string quoted = "// " + std::string(1000, '(') +
+                       "\nfunc.func @f() -> () attributes {s = \"" +
+                       std::string(1000, '[') + "\"} {\n  return\n}\n";
+  EXPECT_NO_THROW(Module::parse(context, quoted));
+}
+
+TEST_F(CoreTest, JsonRefusesIntegersWiderThan64Bits) {
+  const char *text = R"mlir(
+func.func @f() {
+  "fxmlir.call"() {target = "t", args = [%s], kwargs = {}} : () -> ()
+  return
+}
+)mlir";
+  auto withArg = [&](const std::string &arg) {
+    std::string source = text;
+    source.replace(source.find("%s"), 2, arg);
+    return Module::parse(context, source);
+  };
+  EXPECT_NO_THROW(withArg("-9223372036854775808 : i64").toJson());
+  for (const char *wide : {"18446744073709551621 : i128",
+                           "9223372036854775808 : ui64"}) {
+    try {
+      withArg(wide).toJson();
+      FAIL() << wide << " was exported";
+    } catch (const Error &error) {
+      EXPECT_NE(std::string(error.what()).find("does not fit in 64 bits"),
+                std::string::npos)
+          << error.what();
+    }
+  }
 }
 
 } // namespace

@@ -78,3 +78,57 @@ def test_dot_draws_the_op_graph(context):
     dot = context.parse(BIAS_GELU).to_dot()
     assert dot.startswith("digraph")
     assert "fused_bias_add_gelu" in dot
+
+
+@pytest.mark.parametrize("args, message", [
+    ((None,), "parse\\(\\): text must be str, not NoneType"),
+    ((123,), "parse\\(\\): text must be str, not int"),
+    ((b"func.func @f() { return }",), "text must be str, not bytes"),
+    ((BIAS_GELU, None), "parse\\(\\): name must be str, not NoneType"),
+])
+def test_wrong_argument_types_are_type_errors(context, args, message):
+    with pytest.raises(TypeError, match=message):
+        context.parse(*args)
+
+
+def test_wrong_argument_types_elsewhere_are_type_errors(context):
+    module = context.parse(BIAS_GELU)
+    with pytest.raises(TypeError, match="pipeline must be str, not list"):
+        module.run_pipeline(["cse"])
+    with pytest.raises(TypeError, match="name must be str, not int"):
+        context.is_registered_op(1)
+    with pytest.raises(TypeError):
+        _C.Module()  # only parse() makes modules
+
+
+def test_text_utf8_cannot_hold_is_a_value_error(context):
+    with pytest.raises(UnicodeEncodeError):
+        context.parse("func.func @f\ud800() { return }")
+
+
+def test_modules_outlive_their_context():
+    module = _C.Context().parse(BIAS_GELU)
+    copy = module.clone()
+    import gc
+    gc.collect()
+    assert "fused_bias_add_gelu" in str(module)
+    copy.run_pipeline("canonicalize")
+
+
+@pytest.mark.parametrize("text", [
+    "func.func @f() attributes {a = " + "[" * 7000 + "]" * 7000 + "} { return }",
+    "func.func @f(%x: " + "tuple<" * 20000 + "i32" + ">" * 20000 + ") { return }",
+    "func.func @f() {" + '"fxmlir.call"() ({' * 2500
+    + '}) {target = "t", args = [], kwargs = {}} : () -> ()' * 2500 + " return }",
+])
+def test_deep_nesting_is_refused_not_a_crash(context, text):
+    with pytest.raises(_C.Error, match=f"more than {_C.MAX_NESTING_DEPTH} levels deep"):
+        context.parse(text, "deep.mlir")
+
+
+def test_integers_wider_than_64_bits_do_not_export(context):
+    module = context.parse('func.func @f() { "fxmlir.call"() {target = "t", '
+                           'args = [18446744073709551621 : i128], kwargs = {}} '
+                           ': () -> ()\n return }')
+    with pytest.raises(_C.Error, match="18446744073709551621 : i128 does not fit in 64 bits"):
+        module.to_json()

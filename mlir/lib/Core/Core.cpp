@@ -1,5 +1,4 @@
-//===- Core.cpp - Context and Module
-//---------------------------------------===//
+//===- Core.cpp - Context and Module --------------------------------------===//
 
 #include "CoreImpl.h"
 
@@ -34,7 +33,7 @@ Context::Impl::Impl()
   registerAllPasses();
 }
 
-Context::Context() : impl(std::make_unique<Impl>()) {}
+Context::Context() : impl(std::make_shared<Impl>()) {}
 Context::~Context() = default;
 
 bool Context::isRegisteredOp(const std::string &name) const {
@@ -103,6 +102,9 @@ Module::~Module() = default;
 
 Module Module::parse(Context &context, const std::string &text,
                      const std::string &bufferName) {
+  if (std::optional<std::string> tooDeep =
+          findExcessiveNesting(text, bufferName))
+    throw Error("cannot parse " + bufferName + ":\n" + *tooDeep);
   mlir::MLIRContext *ctx = &context.impl->context;
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
@@ -116,6 +118,7 @@ Module Module::parse(Context &context, const std::string &text,
   if (!module)
     throw Error("cannot parse " + bufferName + ":\n" + errors);
   auto impl = std::make_unique<Impl>();
+  impl->context = context.impl;
   impl->module = std::move(module);
   return Module(std::move(impl));
 }
@@ -173,6 +176,7 @@ std::map<std::string, int64_t> Module::opCounts() const {
 
 Module Module::clone() const {
   auto copy = std::make_unique<Impl>();
+  copy->context = impl->context;
   copy->module = impl->module->clone();
   return Module(std::move(copy));
 }

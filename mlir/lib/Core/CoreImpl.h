@@ -8,6 +8,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
 
 struct fxmlir::Context::Impl {
   mlir::MLIRContext context;
@@ -15,12 +18,20 @@ struct fxmlir::Context::Impl {
 };
 
 struct fxmlir::Module::Impl {
+  // Declared first so that it is destroyed last: the module's ops live in
+  // this context.
+  std::shared_ptr<Context::Impl> context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
 };
 
 namespace fxmlir {
 /// Implements Module::toJson.
 std::string moduleToJson(mlir::ModuleOp module);
+
+/// A "name:line:col: error: ..." diagnostic at the first point where `text`
+/// nests deeper than kMaxNestingDepth, or nothing when it does not.
+std::optional<std::string> findExcessiveNesting(llvm::StringRef text,
+                                                llvm::StringRef bufferName);
 } // namespace fxmlir
 
 #endif // FXMLIR_LIB_CORE_COREIMPL_H

@@ -82,8 +82,17 @@ llvm::json::Value JsonExporter::exportType(Type type) {
 llvm::json::Value JsonExporter::exportAttr(Attribute attr) {
   if (auto b = dyn_cast<BoolAttr>(attr))
     return Object{{"bool", b.getValue()}};
-  if (auto i = dyn_cast<IntegerAttr>(attr))
-    return Object{{"int", i.getValue().getSExtValue()}};
+  if (auto i = dyn_cast<IntegerAttr>(attr)) {
+    // JSON (and torch) integers are 64-bit: a wider value would wrap.
+    const APInt &value = i.getValue();
+    bool isUnsigned = i.getType().isUnsignedInteger();
+    if (isUnsigned ? !value.isIntN(63) : !value.isSignedIntN(64))
+      throw ::fxmlir::Error(
+          "integer attribute " +
+          printToString([&](raw_ostream &os) { os << attr; }) +
+          " does not fit in 64 bits");
+    return Object{{"int", value.getSExtValue()}};
+  }
   if (auto f = dyn_cast<FloatAttr>(attr))
     return Object{{"float", formatDouble(f.getValueAsDouble())}};
   if (auto s = dyn_cast<StringAttr>(attr))

@@ -28,8 +28,14 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// Input nesting brackets, braces, parentheses and angle brackets deeper than
+/// this (all kinds counted together) is refused before parsing: MLIR's parser,
+/// verifier and printer recurse once per level, and this bound keeps them
+/// within any thread's stack. Graphs from torch nest fewer than 20 levels.
+constexpr unsigned kMaxNestingDepth = 256;
+
 /// Owns the MLIR context with the fxmlir dialect and its dependencies loaded.
-/// Modules must not outlive the context they were parsed in.
+/// Modules share ownership of their context, so they may outlive this handle.
 class FXMLIR_API Context {
 public:
   Context();
@@ -43,14 +49,15 @@ public:
   std::vector<std::string> dialectOps() const;
 
   struct Impl;
-  std::unique_ptr<Impl> impl;
+  std::shared_ptr<Impl> impl;
 };
 
 /// A parsed, verified module.
 class FXMLIR_API Module {
 public:
   /// Parses and verifies `text`; `bufferName` names it in diagnostics.
-  /// Throws Error with every diagnostic on failure.
+  /// Throws Error with every diagnostic on failure, and for input nested
+  /// deeper than kMaxNestingDepth.
   static Module parse(Context &context, const std::string &text,
                       const std::string &bufferName = "<string>");
   Module(Module &&) noexcept;
@@ -67,7 +74,8 @@ public:
   void runPipeline(const std::string &pipeline);
   /// The functions of the module as a JSON graph: arguments, ops with their
   /// operands, results, types and attributes, and returned values. This is
-  /// what the Python exporter rebuilds an FX graph from.
+  /// what the Python exporter rebuilds an FX graph from. Throws Error for an
+  /// integer attribute that does not fit in 64 bits.
   std::string toJson() const;
   /// The op graph in Graphviz dot syntax.
   std::string toDot() const;
