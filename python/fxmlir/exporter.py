@@ -86,7 +86,8 @@ class _GraphBuilder:
 
     def _is_multi(self, op: dict) -> bool:
         original = self.original.get(op.get("loc"))
-        return original is not None and isinstance(node_value(original), (list, tuple))
+        return original is not None and \
+            isinstance(node_value(original, required=False), (list, tuple))
 
     def _bind(self, node: fx.Node, op: dict, single: bool) -> None:
         self._set_meta(node, op)

@@ -5,7 +5,9 @@ Schema-driven: an ATen OpOverload whose schema maps to a generated op
 Python callables, methods, ops with symbolic non-tensor arguments) becomes
 `fxmlir.call`, which keeps the call's arguments verbatim, so every graph
 imports losslessly. Value names and op locations are the FX node names, so
-diagnostics and dumps point at the graph the user knows.
+diagnostics and dumps point at the graph the user knows. Nodes that touch
+memory the graph writes in place are opaque calls too (fxmlir/mutation.py),
+so that no pass merges or moves work across a write.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ import torch.fx as fx
 from torch.utils import _pytree as pytree
 
 from fxmlir import attrs, calls, schema
+from fxmlir.mutation import mutation_touching_nodes
 from fxmlir.types import UnsupportedValue, value_type
-
 
 
 class ImportFailure(RuntimeError):
@@ -42,6 +44,8 @@ class ImportedGraph:
     callables: dict[str, tuple[str, Any]] = field(default_factory=dict)
     typed_ops: int = 0
     generic_ops: int = 0
+    # Of the generic ops, those kept opaque because they touch mutated memory.
+    mutation_ops: int = 0
 
 
 def _describe(node: fx.Node) -> str:
@@ -60,12 +64,15 @@ def target_name(target: Any) -> str:
     return f"{module}.{getattr(target, '__qualname__', repr(target))}"
 
 
-def node_value(node: fx.Node) -> Any:
+def node_value(node: fx.Node, required: bool = True) -> Any:
+    """The node's fake value; None when it has none and none is `required`."""
     meta = node.meta
     if "val" in meta:
         return meta["val"]
     if "example_value" in meta:  # Dynamo graphs
         return meta["example_value"]
+    if not required:
+        return None
     raise ImportFailure(node, "has no meta['val'] (graphs need fake-tensor metadata)")
 
 
@@ -83,6 +90,7 @@ class _FunctionBuilder:
         self.multi: set[fx.Node] = set()
         self.none_value: str | None = None
         self.result = ImportedGraph("", func_name)
+        self.touches_mutation = mutation_touching_nodes(gm.graph)
 
     # -- values --------------------------------------------------------------
 
@@ -129,12 +137,14 @@ class _FunctionBuilder:
             self.values[node] = f"{self.values[source]}#{index}"
             self.types[node] = [self.types[source][index]]
             return
-        val = node_value(node)
+        # A call whose result nobody uses (setitem, in-place methods) may
+        # carry no value: it then has no results.
+        val = node_value(node, required=bool(node.users))
         if isinstance(val, (list, tuple)):
             self.multi.add(node)
         results = list(val) if node in self.multi else ([] if val is None else [val])
         result_types = [self._type_of(node, v) for v in results]
-        if node.op != "call_function":
+        if node.op != "call_function" or node in self.touches_mutation:
             candidates = []
         elif isinstance(node.target, torch._ops.OpOverload):
             candidates = [node.target]
@@ -145,6 +155,7 @@ class _FunctionBuilder:
         else:
             self._emit_generic(node, result_types)
             self.result.generic_ops += 1
+            self.result.mutation_ops += node in self.touches_mutation
 
     def output(self, node: fx.Node) -> list[str]:
         leaves, _ = pytree.tree_flatten(node.args[0])

@@ -77,6 +77,7 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
             "fused_ops": _fused_counts(ops_after),
             "typed_ops_imported": imported.typed_ops,
             "generic_ops_imported": imported.generic_ops,
+            "mutation_ops_imported": imported.mutation_ops,
             "time_ms": {k: round(v, 3) for k, v in times.items()},
         })
     log.info("fxmlir: %s/%s round trip: %d ops -> %d ops (%s) in %.1f ms", graph_id, stage,
