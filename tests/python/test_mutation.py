@@ -18,13 +18,6 @@ from fxmlir.mutation import mutation_touching_nodes, written_inputs
 from fxmlir.roundtrip import FallbackWarning
 
 
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
-
-
 def sin_around_add_(x):
     a = torch.sin(x)
     x.add_(1)
