@@ -15,7 +15,6 @@ import torch
 import torch.nn as nn
 
 import fxmlir
-from fxmlir.config import Options
 from fxmlir.roundtrip import FallbackWarning
 
 FXMLIR_OPT = Path(fxmlir.__file__).with_name("fxmlir-opt")
@@ -105,16 +104,6 @@ def test_bad_env_value_names_the_variable(tmp_path, variable, value):
     result = run_python(TRAIN_SCRIPT, env, tmp_path)
     assert result.returncode != 0
     assert variable in result.stderr and "accepted values" in result.stderr
-
-
-def test_options_select_passes_and_reject_unknown_names():
-    assert Options().updated({"passes": "none"}).passes == ()
-    assert Options().updated({"passes": ["cse"]}).passes == ("cse",)
-    assert "canonicalize" not in Options().updated({"passes": "-canonicalize"}).passes
-    with pytest.raises(ValueError, match="unknown pass 'fuse-everything'"):
-        fxmlir.backend(passes="fuse-everything")
-    with pytest.raises(ValueError, match="unknown fxmlir option 'speed'"):
-        fxmlir.backend(speed=11)
 
 
 def test_compile_options_reach_the_backend(tmp_path):
