@@ -1,6 +1,6 @@
 // A linear layer's bias add followed by gelu, as AOTAutograd's forward graph
 // spells it after decomposition: try
-//   fxmlir-opt examples/bias_gelu.mlir --fxmlir-decompose --fxmlir-fuse-bias-add-gelu
+//   fxmlir-opt examples/bias_gelu.mlir --fxmlir-decompose --fxmlir-fuse-bias-add-activation
 !x = tensor<16x64xf32, #fxmlir.device<"cpu">>
 !b = tensor<64xf32, #fxmlir.device<"cpu">>
 !w = tensor<64x32xf32, #fxmlir.device<"cpu">>

@@ -40,13 +40,21 @@ PYBIND11_MODULE(_C, m) {
   py::class_<fxmlir::PassDescription>(m, "PassDescription")
       .def_readonly("name", &fxmlir::PassDescription::name)
       .def_readonly("summary", &fxmlir::PassDescription::summary)
-      .def_readonly("in_default_pipeline",
-                    &fxmlir::PassDescription::inDefaultPipeline)
+      .def_readonly("stages", &fxmlir::PassDescription::stages,
+                    "The stages whose default pipeline runs it.")
       .def("__repr__", [](const fxmlir::PassDescription &p) {
         return "<pass " + p.name + ": " + p.summary + ">";
       });
   m.def("pipeline_passes", &fxmlir::pipelinePasses,
         "The passes a round trip may run, in pipeline order.");
+  m.def("stages", &fxmlir::stages,
+        "The stages of a training step, each with a default pipeline.");
+
+  py::class_<fxmlir::Module::PassRun>(m, "PassRun")
+      .def_readonly("pass_name", &fxmlir::Module::PassRun::pass)
+      .def_readonly("milliseconds", &fxmlir::Module::PassRun::milliseconds)
+      .def_readonly("module_after", &fxmlir::Module::PassRun::moduleAfter,
+                    "The module after the pass ('' without snapshots).");
 
   py::class_<fxmlir::Module>(m, "Module")
       .def("__str__", [](const fxmlir::Module &m) { return m.str(); })
@@ -54,14 +62,16 @@ PYBIND11_MODULE(_C, m) {
       .def("verify", &fxmlir::Module::verify)
       .def(
           "run_pipeline",
-          [](fxmlir::Module &m, py::handle pipeline) {
+          [](fxmlir::Module &m, py::handle pipeline, bool snapshots) {
             std::string text =
                 textArgument(pipeline, "run_pipeline", "pipeline");
             py::gil_scoped_release release;
-            m.runPipeline(text);
+            return m.runPipeline(text, snapshots);
           },
-          py::arg("pipeline"),
-          "Run a textual pass pipeline (fxmlir-opt syntax) in place.")
+          py::arg("pipeline"), py::arg("snapshots") = false,
+          "Run a textual pass pipeline (fxmlir-opt syntax) in place with one "
+          "PassManager; returns the passes that ran, with their time and, "
+          "with snapshots, the module each left.")
       .def("to_json", &fxmlir::Module::toJson)
       .def("to_dot", &fxmlir::Module::toDot)
       .def("op_counts", &fxmlir::Module::opCounts)

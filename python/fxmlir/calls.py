@@ -5,10 +5,12 @@ schema by name, and rebuilt from a typed op's operands and attributes
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from typing import Any, Callable
 
 import torch
+import torch.nn.functional as F
 
 from fxmlir import attrs, schema
 
@@ -29,15 +31,31 @@ _ATEN_BINDING_MODULES = ("torch", "torch._C._nn", "torch._C._VariableFunctions",
                          "torch._C._special", "torch._C._linalg")
 
 
-def builtin_overloads(fn: Any) -> list[torch._ops.OpOverload]:
-    """The ATen overloads a torch builtin function may dispatch to."""
+# torch.nn.functional wrappers that are one ATen op on their input when not
+# in place. Dynamo records them as Python functions; importing them as the op
+# lets patterns (bias_add + relu/silu) see them before autodiff.
+_FUNCTIONAL_OPS = {F.relu: "relu", F.silu: "silu"}
+
+Call = tuple[torch._ops.OpOverload, tuple, dict]
+
+
+def aten_calls(fn: Any, args: tuple, kwargs: dict) -> list[Call]:
+    """The ATen overload calls a call of `fn` may be: for a torch builtin
+    function each overload it may dispatch to, with the same arguments."""
+    if fn in _FUNCTIONAL_OPS:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        if bound.arguments.pop("inplace"):
+            return []
+        op = getattr(torch.ops.aten, _FUNCTIONAL_OPS[fn]).default
+        return [(op, tuple(bound.arguments.values()), {})]
     if not isinstance(fn, types.BuiltinFunctionType) or \
             getattr(fn, "__module__", None) not in _ATEN_BINDING_MODULES:
         return []
     packet = getattr(torch.ops.aten, fn.__name__, None)
     if not isinstance(packet, torch._ops.OpOverloadPacket):
         return []
-    return [getattr(packet, name) for name in packet.overloads()]
+    return [(getattr(packet, name), args, kwargs) for name in packet.overloads()]
 
 
 def _fits(rule: schema.ArgRule, value: Any, is_tensor: Callable[[Any], bool]) -> bool:

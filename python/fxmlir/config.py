@@ -4,7 +4,8 @@ by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 | variable              | option    | accepted values                              | default |
 |-----------------------|-----------|----------------------------------------------|---------|
 | FXMLIR_ROUND_TRIP     |           | 0, 1                                         | 0       |
-| FXMLIR_PASSES         | passes    | default, none, a,b,... or -a,+b              | default |
+| FXMLIR_PASSES         | passes    | default, none, a,b,... or -a,+b (edits of    | default |
+|                       |           | each stage's default pipeline)               |         |
 | FXMLIR_STAGES         | stages    | comma list of before_autodiff, forward,      | all     |
 |                       |           | backward                                     |         |
 | FXMLIR_DUMP_DIR       | dump_dir  | a writable directory (created if missing)    | unset   |
@@ -21,7 +22,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from fxmlir.passes import Selection
 
 STAGES = ("before_autodiff", "forward", "backward")
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -64,7 +68,7 @@ def parse_stages(what: str, value: Any) -> frozenset[str]:
     return frozenset(items)
 
 
-def parse_passes(what: str, value: Any) -> tuple[str, ...]:
+def parse_passes(what: str, value: Any) -> Selection:
     from fxmlir import passes  # imports the core; keep config itself light
 
     accepted = ("'default', 'none', or a comma-separated string or list of pass names "
@@ -97,13 +101,19 @@ def parse_log_level(what: str, value: Any) -> str:
     return _choice(what, _text(what, value, f"one of {', '.join(LOG_LEVELS)}"), LOG_LEVELS)
 
 
+def _default_selection() -> Selection:
+    from fxmlir.passes import Selection
+
+    return Selection()
+
+
 _PARSERS = {"passes": parse_passes, "stages": parse_stages, "dump_dir": parse_dump_dir,
             "log_level": parse_log_level}
 
 
 @dataclass(frozen=True)
 class Options:
-    passes: tuple[str, ...] | None = None  # None: the default pipeline
+    passes: Selection = field(default_factory=_default_selection)
     stages: frozenset[str] = field(default_factory=lambda: frozenset(STAGES))
     dump_dir: Path | None = None
     log_level: str = "warning"

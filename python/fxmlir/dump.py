@@ -29,11 +29,10 @@ class Dumper:
         path.write_text(text)
         return path
 
-    def module(self, label: str, module: Any) -> None:
-        """A numbered .mlir snapshot, so the folder lists them in order;
-        the module is printed only when dumping."""
+    def module(self, label: str, text: str) -> None:
+        """A numbered .mlir snapshot, so the folder lists them in order."""
         if self.folder is not None:
-            self.write(f"{self.index:02d}-{label}.mlir", str(module))
+            self.write(f"{self.index:02d}-{label}.mlir", text)
             self.index += 1
 
     def summary(self, summary: dict[str, Any]) -> None:

@@ -147,10 +147,10 @@ class _FunctionBuilder:
         if node.op != "call_function" or node in self.touches_mutation:
             candidates = []
         elif isinstance(node.target, torch._ops.OpOverload):
-            candidates = [node.target]
+            candidates = [(node.target, node.args, node.kwargs)]
         else:
-            candidates = calls.builtin_overloads(node.target)
-        if any(self._emit_typed(node, op, result_types) for op in candidates):
+            candidates = calls.aten_calls(node.target, node.args, node.kwargs)
+        if any(self._emit_typed(node, *call, result_types) for call in candidates):
             self.result.typed_ops += 1
         else:
             self._emit_generic(node, result_types)
@@ -206,10 +206,11 @@ class _FunctionBuilder:
         return isinstance(value, fx.Node) and value in self.types and \
             value not in self.multi and self.types[value][0].startswith("tensor<")
 
-    def _emit_typed(self, node: fx.Node, op: torch._ops.OpOverload,
-                    result_types: list[str]) -> bool:
-        """Emits the generated op for `op`; False when it has none or the
-        call's arguments are not all constants and tensor values."""
+    def _emit_typed(self, node: fx.Node, op: torch._ops.OpOverload, args: tuple,
+                    kwargs: dict, result_types: list[str]) -> bool:
+        """Emits the generated op for `op(*args, **kwargs)`; False when it has
+        none or the call's arguments are not all constants and tensor
+        values."""
         signature = calls.typed_signature(op)
         if signature is None or not self.is_registered_op(schema.mlir_op_name(op)):
             return False
@@ -219,7 +220,7 @@ class _FunctionBuilder:
         if not variadic and len(result_types) != len(signature.results):
             return False
         try:
-            bound = calls.bind_arguments(op, node.args, node.kwargs)
+            bound = calls.bind_arguments(op, args, kwargs)
         except TypeError:
             return False
         if not calls.fits(signature, bound, self._is_tensor_value):

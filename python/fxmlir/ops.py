@@ -1,29 +1,34 @@
 """The fused torch ops ``torch.ops.fxmlir.*`` and their autograd formulas.
 
-Importing this module loads ``libfxmlir_ops.so`` (schemas plus CPU, CUDA and
-Meta kernels, built by CMake next to this file) and registers the backward of
-every op that fusion passes may place before autodiff:
+Importing this module loads ``libfxmlir_ops.so`` (the schemas and CPU, CUDA
+and Meta kernels of every op in fxmlir/fused_ops.py, built by CMake next to
+this file) and registers the backward of every op the table gives a `saves`
+list: ``backward_<op name>`` below, called with the op's arguments by name
+(the saved tensors and the non-tensor arguments, `axis` made non-negative),
+the output gradient, and the names of the inputs that need a gradient.
 
-- ``bias_add(x, bias, axis)``
-- ``fused_bias_add_gelu(x, bias, axis, approximate)``
-- ``fused_bias_add_mask_scale(x, bias, mask, axis, scale)``
-
-The backward formulas save only the inputs (x, bias, mask), never the
-activation: recomputing from them is what fusing before autodiff buys.
-``fused_bias_add_gelu_grad`` has a formula too, so that double backward
-(gradient penalties, Hessian-vector products) through the fused GELU is
-exact; ``random_mask_like`` needs none (it returns a bool mask).
+The formulas of ops that can appear before autodiff save only inputs (x,
+bias, mask), never the activation: recomputing from them is what fusing
+before autodiff buys. The gradient ops have formulas too, so that double
+backward (gradient penalties, Hessian-vector products) is exact.
 """
+
+from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, Callable
 
 import torch
+
+from fxmlir.fused_ops import FUSED_OPS, FusedOp
 
 __all__ = ["LIBRARY_PATH", "OpsLibraryNotFoundError"]
 
 LIBRARY_PATH = Path(__file__).with_name("libfxmlir_ops.so")
+
+Grads = dict[str, torch.Tensor]
 
 
 class OpsLibraryNotFoundError(ImportError):
@@ -41,11 +46,10 @@ def _load_library() -> None:
 
 
 _load_library()
+fxmlir_ops = torch.ops.fxmlir
 
 
-def _normalize_axis(axis: int, ndim: int) -> int:
-    return axis + ndim if axis < 0 else axis
-
+# -- helpers of the formulas -----------------------------------------------------
 
 def _bias_grad(grad: torch.Tensor, axis: int) -> torch.Tensor:
     """Sum of grad over every dimension but axis (the bias broadcast)."""
@@ -54,42 +58,19 @@ def _bias_grad(grad: torch.Tensor, axis: int) -> torch.Tensor:
     return grad.sum(dims) if dims else grad.clone()
 
 
-def _x_and_bias_grads(
-    ctx: Any, grad_pre: torch.Tensor, num_other_inputs: int
-) -> tuple[Any, ...]:
-    """Gradients of (x, bias, *others) for an op computing f(x + bias):
-    `grad_pre` is the gradient w.r.t. x + bias; the other inputs get none."""
-    grad_x, grad_bias = ctx.needs_input_grad[:2]
-    return (
-        grad_pre if grad_x else None,
-        _bias_grad(grad_pre, ctx.axis) if grad_bias else None,
-    ) + (None,) * num_other_inputs
+def _bias_view(bias: torch.Tensor, ndim: int, axis: int) -> torch.Tensor:
+    """bias shaped to broadcast along `axis` of an ndim tensor."""
+    return bias.reshape([-1 if d == axis else 1 for d in range(ndim)])
 
 
-def _setup_bias_add(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
-    x, _bias, axis = inputs
-    ctx.axis = _normalize_axis(axis, x.dim())
-
-
-def _backward_bias_add(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
-    return _x_and_bias_grads(ctx, grad, num_other_inputs=1)
-
-
-def _setup_bias_add_gelu(
-    ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor
-) -> None:
-    x, bias, axis, approximate = inputs
-    ctx.save_for_backward(x, bias)
-    ctx.axis = _normalize_axis(axis, x.dim())
-    ctx.approximate = approximate
-
-
-def _backward_bias_add_gelu(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
-    x, bias = ctx.saved_tensors
-    grad_pre = torch.ops.fxmlir.fused_bias_add_gelu_grad(
-        grad, x, bias, ctx.axis, ctx.approximate
-    )
-    return _x_and_bias_grads(ctx, grad_pre, num_other_inputs=2)
+def _pre_activation_grads(grad_pre: torch.Tensor, a: SimpleNamespace,
+                          needs: set[str]) -> Grads:
+    """Gradients of x and bias for an op computing f(x + bias), from the
+    gradient with respect to x + bias."""
+    grads = {"x": grad_pre}
+    if "bias" in needs:
+        grads["bias"] = _bias_grad(grad_pre, a.axis)
+    return grads
 
 
 def _gelu_second_derivative(v: torch.Tensor, approximate: str) -> torch.Tensor:
@@ -103,64 +84,100 @@ def _gelu_second_derivative(v: torch.Tensor, approximate: str) -> torch.Tensor:
     return pdf * (2 - v * v)
 
 
-def _bias_view(bias: torch.Tensor, ndim: int, axis: int) -> torch.Tensor:
-    """bias shaped to broadcast along `axis` of an ndim tensor."""
-    return bias.reshape([-1 if d == axis else 1 for d in range(ndim)])
+def _silu_second_derivative(v: torch.Tensor) -> torch.Tensor:
+    s = torch.sigmoid(v)
+    return s * (1 - s) * (2 + v * (1 - 2 * s))
 
 
-def _setup_bias_add_gelu_grad(
-    ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor
-) -> None:
-    grad, x, bias, axis, approximate = inputs
-    ctx.save_for_backward(grad, x, bias)
-    ctx.axis = _normalize_axis(axis, x.dim())
-    ctx.approximate = approximate
+def _activation_grad_grads(a: SimpleNamespace, upstream: torch.Tensor, needs: set[str],
+                           first: Callable[..., torch.Tensor],
+                           second: Callable[[torch.Tensor], torch.Tensor] | None) -> Grads:
+    """Gradients of out = grad * f'(x + bias): linear in grad (the first
+    derivative, through the fused kernel), f'' for x and bias (none when
+    f'' is 0 almost everywhere, as for relu)."""
+    grads = {"grad": first(upstream)} if "grad" in needs else {}
+    if second is not None and needs & {"x", "bias"}:
+        pre = a.x + _bias_view(a.bias, a.x.dim(), a.axis)
+        grads |= _pre_activation_grads(upstream * a.grad * second(pre), a, needs)
+    return grads
 
 
-def _backward_bias_add_gelu_grad(ctx: Any, upstream: torch.Tensor) -> tuple[Any, ...]:
-    # out = grad * gelu'(x + bias): linear in grad, gelu'' for x and bias.
-    grad, x, bias = ctx.saved_tensors
-    needs_grad, needs_x, needs_bias = ctx.needs_input_grad[:3]
-    d_grad = torch.ops.fxmlir.fused_bias_add_gelu_grad(
-        upstream, x, bias, ctx.axis, ctx.approximate) if needs_grad else None
-    d_pre = None
-    if needs_x or needs_bias:
-        pre = x + _bias_view(bias, x.dim(), ctx.axis)
-        d_pre = upstream * grad * _gelu_second_derivative(pre, ctx.approximate)
-    return (d_grad, d_pre if needs_x else None,
-            _bias_grad(d_pre, ctx.axis) if needs_bias else None, None, None)
+# -- the formulas, by op ---------------------------------------------------------
+
+def backward_bias_add(a: SimpleNamespace, grad: torch.Tensor, needs: set[str]) -> Grads:
+    return _pre_activation_grads(grad, a, needs)
 
 
-def _setup_bias_add_mask_scale(
-    ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor
-) -> None:
-    x, _bias, mask, axis, scale = inputs
-    ctx.save_for_backward(mask)
-    ctx.axis = _normalize_axis(axis, x.dim())
-    ctx.scale = scale
+def backward_fused_bias_add_gelu(a: SimpleNamespace, grad: torch.Tensor,
+                                 needs: set[str]) -> Grads:
+    return _pre_activation_grads(fxmlir_ops.fused_bias_add_gelu_grad(
+        grad, a.x, a.bias, a.axis, a.approximate), a, needs)
 
 
-def _backward_bias_add_mask_scale(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
-    (mask,) = ctx.saved_tensors
-    grad_pre = grad * mask * ctx.scale
-    return _x_and_bias_grads(ctx, grad_pre, num_other_inputs=3)
+def backward_fused_bias_add_gelu_grad(a: SimpleNamespace, upstream: torch.Tensor,
+                                      needs: set[str]) -> Grads:
+    return _activation_grad_grads(
+        a, upstream, needs,
+        lambda g: fxmlir_ops.fused_bias_add_gelu_grad(g, a.x, a.bias, a.axis, a.approximate),
+        lambda v: _gelu_second_derivative(v, a.approximate))
 
 
-torch.library.register_autograd(
-    "fxmlir::bias_add", _backward_bias_add, setup_context=_setup_bias_add
-)
-torch.library.register_autograd(
-    "fxmlir::fused_bias_add_gelu",
-    _backward_bias_add_gelu,
-    setup_context=_setup_bias_add_gelu,
-)
-torch.library.register_autograd(
-    "fxmlir::fused_bias_add_gelu_grad",
-    _backward_bias_add_gelu_grad,
-    setup_context=_setup_bias_add_gelu_grad,
-)
-torch.library.register_autograd(
-    "fxmlir::fused_bias_add_mask_scale",
-    _backward_bias_add_mask_scale,
-    setup_context=_setup_bias_add_mask_scale,
-)
+def backward_fused_bias_add_relu(a: SimpleNamespace, grad: torch.Tensor,
+                                 needs: set[str]) -> Grads:
+    return _pre_activation_grads(
+        fxmlir_ops.fused_bias_add_relu_grad(grad, a.x, a.bias, a.axis), a, needs)
+
+
+def backward_fused_bias_add_relu_grad(a: SimpleNamespace, upstream: torch.Tensor,
+                                      needs: set[str]) -> Grads:
+    return _activation_grad_grads(
+        a, upstream, needs,
+        lambda g: fxmlir_ops.fused_bias_add_relu_grad(g, a.x, a.bias, a.axis), None)
+
+
+def backward_fused_bias_add_silu(a: SimpleNamespace, grad: torch.Tensor,
+                                 needs: set[str]) -> Grads:
+    return _pre_activation_grads(
+        fxmlir_ops.fused_bias_add_silu_grad(grad, a.x, a.bias, a.axis), a, needs)
+
+
+def backward_fused_bias_add_silu_grad(a: SimpleNamespace, upstream: torch.Tensor,
+                                      needs: set[str]) -> Grads:
+    return _activation_grad_grads(
+        a, upstream, needs,
+        lambda g: fxmlir_ops.fused_bias_add_silu_grad(g, a.x, a.bias, a.axis),
+        _silu_second_derivative)
+
+
+def backward_fused_bias_add_mask_scale(a: SimpleNamespace, grad: torch.Tensor,
+                                       needs: set[str]) -> Grads:
+    return _pre_activation_grads(grad * a.mask * a.scale, a, needs)
+
+
+# -- registration from the table ---------------------------------------------------
+
+def _register_autograd(op: FusedOp) -> None:
+    formula = globals()[f"backward_{op.name}"]
+    names = [arg.name for arg in op.function_schema.arguments]
+
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        args = dict(zip(names, inputs))
+        ctx.save_for_backward(*(args[n] for n in op.saves))
+        ctx.constants = {n: v for n, v in args.items() if not isinstance(v, torch.Tensor)}
+        if "axis" in ctx.constants:
+            ndim = args["x"].dim()
+            ctx.constants["axis"] %= max(ndim, 1)
+
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+        needs = {n for n, needed in zip(names, ctx.needs_input_grad) if needed}
+        a = SimpleNamespace(**ctx.constants, **dict(zip(op.saves, ctx.saved_tensors)))
+        grads = formula(a, grad, needs)
+        return tuple(grads.get(n) if n in needs else None for n in names)
+
+    torch.library.register_autograd(f"fxmlir::{op.name}", backward,
+                                    setup_context=setup_context)
+
+
+for _op in FUSED_OPS:
+    if _op.saves is not None:
+        _register_autograd(_op)

@@ -56,12 +56,15 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     latest.append(module)
     times["import"] = (time.perf_counter() - start) * 1e3
     ops_before = _op_counts(module)
-    dumper.module("imported", module)
-    for name in options.passes:
-        start = time.perf_counter()
-        module.run_pipeline(name)
-        times[name] = (time.perf_counter() - start) * 1e3
-        dumper.module(name, module)
+    dumper.module("imported", str(module) if dumper.enabled else "")
+    passes = options.passes.for_stage(stage)
+    if passes:
+        # One PassManager for the stage; MLIR's instrumentation reports each
+        # pass's time and, when dumping, the module it left.
+        for run in module.run_pipeline(options.passes.pipeline(stage),
+                                       snapshots=dumper.enabled):
+            times[run.pass_name] = times.get(run.pass_name, 0.0) + run.milliseconds
+            dumper.module(run.pass_name, run.module_after)
     start = time.perf_counter()
     exported = export_graph(json.loads(module.to_json()), imported, gm)
     times["export"] = (time.perf_counter() - start) * 1e3
@@ -72,7 +75,7 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
         dumper.write("fx_before.py", gm.code)
         dumper.write("fx_after.py", exported.code)
         dumper.summary({
-            "graph": graph_id, "stage": stage, "passes": list(options.passes),
+            "graph": graph_id, "stage": stage, "passes": list(passes),
             "ops_before": ops_before, "ops_after": ops_after,
             "fused_ops": _fused_counts(ops_after),
             "typed_ops_imported": imported.typed_ops,

@@ -51,12 +51,14 @@ __all__ = [
     "enum_ods_name",
     "enums",
     "aten_overloads",
+    "ods_accessor",
     "ods_def_name",
     "mlir_op_name",
     "ods_name",
     "op_from_mlir_name",
     "op_signature",
     "resolve",
+    "schema_signature",
     "typed_aten_ops",
     "unsupported_reason",
 ]
@@ -162,13 +164,14 @@ class ResultRule:
 
 @dataclass(frozen=True)
 class OpSignature:
-    op: OpOverload
+    schema: torch._C.FunctionSchema
+    tags: frozenset[torch.Tag]
     args: tuple[ArgRule, ...]  # schema order, operands and attributes mixed
     results: tuple[ResultRule, ...]
 
     @property
     def name(self) -> str:
-        return mlir_op_name(self.op)
+        return mlir_op_name(self.schema)
 
     @property
     def operands(self) -> tuple[ArgRule, ...]:
@@ -180,13 +183,13 @@ class OpSignature:
 
     @property
     def is_pure(self) -> bool:
-        return torch.Tag.nondeterministic_seeded not in self.op.tags
+        return torch.Tag.nondeterministic_seeded not in self.tags
 
     @property
     def verify_rules(self) -> tuple[VerifyRule, ...]:
-        qualified = _qualified(self.op)
+        qualified = _qualified(self.schema)
         rules = []
-        if torch.Tag.pointwise in self.op.tags:
+        if torch.Tag.pointwise in self.tags:
             rules.append(VerifyRule.BROADCAST_SHAPES)
         if qualified in FLOATING_POINT_OPS:
             rules.append(VerifyRule.FLOATING_POINT_OPERANDS)
@@ -213,7 +216,8 @@ STR_ENUMS = {
 # Ops whose kernels exist for floating-point tensors only (torch raises "not
 # implemented for 'Int'"; tests/python/test_gen_aten_ods.py checks it).
 FLOATING_POINT_OPS = frozenset({
-    "gelu", "gelu_backward", "elu", "sigmoid_backward", "tanh_backward",
+    "gelu", "gelu_backward", "elu", "silu", "silu_backward", "sigmoid_backward",
+    "tanh_backward",
     "native_dropout", "native_layer_norm", "native_layer_norm_backward",
     "_softmax", "_log_softmax", "_softmax_backward_data",
     "_log_softmax_backward_data",
@@ -300,10 +304,10 @@ def ods_name(name: str) -> str:
     return name + "_" if name in _RESERVED else name
 
 
-def mlir_op_name(op: OpOverload) -> str:
+def mlir_op_name(op: OpOverload | torch._C.FunctionSchema) -> str:
     """`fxmlir.aten.add.Tensor` for aten::add.Tensor, `fxmlir.<name>` for the
     fused ops fxmlir::<name>; the `default` overload has no suffix."""
-    namespace = op._schema.name.split("::", 1)[0]
+    namespace = _function_schema(op).name.split("::", 1)[0]
     if namespace not in _NAMESPACES:
         raise ValueError(f"{op} is neither an aten nor an fxmlir op")
     return _NAMESPACES[namespace] + _qualified(op)
@@ -319,25 +323,38 @@ def op_from_mlir_name(name: str) -> OpOverload | None:
     return None
 
 
-def ods_def_name(op: OpOverload) -> str:
-    """`Aten_AddTensorOp`; a leading `_` of the name is spelled `Underscore`
-    (`_softmax` -> `Aten_UnderscoreSoftmaxOp`) so that the C++ class name is
-    not a reserved identifier and differs from `softmax`'s."""
-    name = op._schema.name.split("::", 1)[1]
+def ods_def_name(op: OpOverload | torch._C.FunctionSchema) -> str:
+    """`Aten_AddTensorOp`, `Fxmlir_FusedBiasAddGeluOp`; a leading `_` of the
+    name is spelled `Underscore` (`_softmax` -> `Aten_UnderscoreSoftmaxOp`) so
+    that the C++ class name is not a reserved identifier and differs from
+    `softmax`'s."""
+    schema = _function_schema(op)
+    namespace, name = schema.name.split("::", 1)
     stripped = name.lstrip("_")
     camel = "Underscore" * (len(name) - len(stripped)) + _camel(stripped)
-    if op._overloadname != "default":
-        camel += _camel(op._overloadname)
-    return f"Aten_{camel}Op"
+    if schema.overload_name:
+        camel += _camel(schema.overload_name)
+    return f"{_camel(namespace)}_{camel}Op"
+
+
+def ods_accessor(ods_name: str) -> str:
+    """The C++ accessor ODS generates for an operand, attribute or result:
+    `grad_output` -> `getGradOutput`."""
+    return "get" + _camel(ods_name)
 
 
 def _camel(text: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in text.split("_") if p)
 
 
-def _qualified(op: OpOverload) -> str:
-    name = op._schema.name.split("::", 1)[1]
-    return name if op._overloadname == "default" else f"{name}.{op._overloadname}"
+def _function_schema(op: OpOverload | torch._C.FunctionSchema) -> torch._C.FunctionSchema:
+    return op._schema if isinstance(op, OpOverload) else op
+
+
+def _qualified(op: OpOverload | torch._C.FunctionSchema) -> str:
+    schema = _function_schema(op)
+    name = schema.name.split("::", 1)[1]
+    return f"{name}.{schema.overload_name}" if schema.overload_name else name
 
 
 def _arg_rule(arg: torch._C.Argument) -> ArgRule:
@@ -381,8 +398,9 @@ def _default(value: Any, kind: str) -> Any:
     return value
 
 
-def _result_rules(op: OpOverload, arg_names: set[str]) -> tuple[ResultRule, ...]:
-    returns = op._schema.returns
+def _result_rules(schema: torch._C.FunctionSchema,
+                  arg_names: set[str]) -> tuple[ResultRule, ...]:
+    returns = schema.returns
     if not returns:
         raise Unsupported("returns nothing")
     rules = []
@@ -408,13 +426,19 @@ def _result_rules(op: OpOverload, arg_names: set[str]) -> tuple[ResultRule, ...]
     return tuple(rules)
 
 
-def _signature(op: OpOverload) -> OpSignature:
-    schema = op._schema
+def schema_signature(schema: torch._C.FunctionSchema,
+                     tags: frozenset[torch.Tag] = frozenset()) -> OpSignature:
+    """The typed op of a schema (e.g. a fused op's, parsed from its table
+    row); raises Unsupported when it must go through `fxmlir.call`."""
     if any(a.is_out for a in schema.arguments):
         raise Unsupported("out= variant")
     args = tuple(_arg_rule(a) for a in schema.arguments)
-    results = _result_rules(op, {a.ods_name for a in args})
-    return OpSignature(op, args, results)
+    results = _result_rules(schema, {a.ods_name for a in args})
+    return OpSignature(schema, frozenset(tags), args, results)
+
+
+def _signature(op: OpOverload) -> OpSignature:
+    return schema_signature(op._schema, frozenset(op.tags))
 
 
 def unsupported_reason(op: OpOverload) -> str | None:
@@ -449,7 +473,8 @@ EXTRA_OPS = (
     "mul.Scalar", "div.Tensor", "div.Scalar", "neg", "pow.Tensor_Scalar",
     "pow.Tensor_Tensor", "pow.Scalar", "rsqrt", "exp", "log", "sqrt",
     "reciprocal", "sigmoid", "sigmoid_backward", "tanh", "tanh_backward",
-    "relu", "threshold_backward", "gelu", "gelu_backward", "where.self",
+    "relu", "threshold_backward", "gelu", "gelu_backward", "silu",
+    "silu_backward", "where.self",
     "masked_fill.Scalar", "masked_fill.Tensor", "eq.Tensor", "eq.Scalar",
     "ne.Tensor", "ne.Scalar", "lt.Tensor", "lt.Scalar", "gt.Tensor",
     "gt.Scalar", "le.Tensor", "le.Scalar", "ge.Tensor", "ge.Scalar",

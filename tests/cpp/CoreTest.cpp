@@ -144,8 +144,8 @@ TEST_F(CoreTest, ListsThePipelineInOrderAndRunsItsPasses) {
   };
   ASSERT_LT(position("fxmlir-recompose"), int64_t(names.size()));
   EXPECT_LT(position("fxmlir-decompose"),
-            position("fxmlir-fuse-bias-add-gelu"));
-  EXPECT_LT(position("fxmlir-fuse-bias-add-gelu"),
+            position("fxmlir-fuse-bias-add-activation"));
+  EXPECT_LT(position("fxmlir-fuse-bias-add-activation"),
             position("fxmlir-recompose"));
 
   // Every listed pass runs by its name.
@@ -154,6 +154,44 @@ TEST_F(CoreTest, ListsThePipelineInOrderAndRunsItsPasses) {
     module.runPipeline(name);
   EXPECT_EQ(module.opCounts()["fxmlir.fused_bias_add_gelu"], 1);
   EXPECT_EQ(module.opCounts().count("fxmlir.bias_add"), 0u);
+}
+
+TEST_F(CoreTest, EachStageHasANamedPipelineOfItsDefaultPasses) {
+  for (const std::string &stage : fxmlir::stages()) {
+    std::string name = "fxmlir-" + stage;
+    std::replace(name.begin(), name.end(), '_', '-');
+    std::vector<std::string> expected;
+    for (const PassDescription &pass : pipelinePasses())
+      if (std::find(pass.stages.begin(), pass.stages.end(), stage) !=
+          pass.stages.end())
+        expected.push_back(pass.name);
+    Module module = Module::parse(context, kBiasGelu);
+    std::vector<std::string> ran;
+    for (const Module::PassRun &run : module.runPipeline(name))
+      ran.push_back(run.pass);
+    EXPECT_EQ(ran, expected) << name;
+    EXPECT_EQ(module.opCounts()["fxmlir.fused_bias_add_gelu"], 1) << name;
+  }
+}
+
+TEST_F(CoreTest, PipelineRunsReportEachPassWithTimeAndSnapshot) {
+  Module module = Module::parse(context, kBiasGelu);
+  std::vector<Module::PassRun> runs =
+      module.runPipeline("canonicalize,fxmlir-fuse-bias-add-activation", true);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].pass, "canonicalize");
+  EXPECT_EQ(runs[1].pass, "fxmlir-fuse-bias-add-activation");
+  for (const Module::PassRun &run : runs)
+    EXPECT_GE(run.milliseconds, 0.0);
+  // Each snapshot is the module as that pass left it.
+  EXPECT_NE(runs[0].moduleAfter.find("fxmlir.aten.gelu"), std::string::npos);
+  EXPECT_EQ(runs[1].moduleAfter.find("fxmlir.aten.gelu"), std::string::npos);
+  EXPECT_NE(runs[1].moduleAfter.find("fxmlir.fused_bias_add_gelu"),
+            std::string::npos);
+  // Without snapshots the report still names and times every pass.
+  std::vector<Module::PassRun> quiet = module.runPipeline("cse,canonicalize");
+  ASSERT_EQ(quiet.size(), 2u);
+  EXPECT_TRUE(quiet[0].moduleAfter.empty());
 }
 
 TEST_F(CoreTest, ModulesOutliveTheirContextHandle) {

@@ -16,18 +16,7 @@
 #include <optional>
 #include <string>
 
-namespace {
-std::string defaultPipeline() {
-  std::string pipeline;
-  for (const fxmlir::PassDescription &pass : fxmlir::pipelinePasses())
-    if (pass.inDefaultPipeline)
-      pipeline += (pipeline.empty() ? "" : ",") + pass.name;
-  return pipeline;
-}
-} // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static const std::string pipeline = defaultPipeline();
   // A fresh context now and then keeps the uniqued types and attributes of
   // garbage inputs from accumulating over a long run.
   static std::unique_ptr<fxmlir::Context> context;
@@ -43,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return -1; // Rejected with diagnostics: the usual outcome for bytes.
   }
   try {
-    module->runPipeline(pipeline);
+    // The forward stage's pipeline holds every default pass.
+    module->runPipeline("fxmlir-forward");
     module->toJson();
     module->toDot();
   } catch (const fxmlir::Error &) {

@@ -61,14 +61,29 @@ def test_empty_or_ambiguous_env_values_are_errors(variable, value, message):
 
 
 def test_good_selections():
-    assert Options().updated({"passes": "none"}).passes == ()
-    assert Options().updated({"passes": ["cse"]}).passes == ("cse",)
-    default = fxmlir.passes.default_pipeline()
-    assert Options().updated({"passes": "default,-cse"}).passes == \
-        tuple(p for p in default if p != "cse")
-    assert Options().updated({"passes": "-cse"}).passes == \
-        tuple(p for p in default if p != "cse")
+    def passes(spec, stage="forward"):
+        return Options().updated({"passes": spec}).passes.for_stage(stage)
+
+    assert passes("none") == ()
+    assert passes(["cse"]) == ("cse",) == passes(["cse"], "before_autodiff")
+    for stage in fxmlir.passes.stages():
+        default = fxmlir.passes.default_pipeline(stage)
+        assert passes("default", stage) == default
+        assert passes("default,-cse", stage) == passes("-cse", stage) == \
+            tuple(p for p in default if p != "cse")
+    # Dropout fuses only after autodiff, where native_dropout exists.
+    assert "fxmlir-fuse-bias-add-dropout" in passes("default", "backward")
+    assert "fxmlir-fuse-bias-add-dropout" not in passes("default", "before_autodiff")
+    assert "fxmlir-fuse-bias-add-dropout" in passes("+fxmlir-fuse-bias-add-dropout",
+                                                    "before_autodiff")
     assert Options().updated({"stages": ("forward",)}).stages == {"forward"}
+
+
+def test_default_selections_run_the_registered_stage_pipelines():
+    default = Options().passes
+    assert default.pipeline("before_autodiff") == "fxmlir-before-autodiff"
+    assert Options().updated({"passes": "-cse"}).passes.pipeline("forward") == \
+        ",".join(p for p in fxmlir.passes.default_pipeline("forward") if p != "cse")
 
 
 def _failing_compile(monkeypatch, **options):

@@ -129,6 +129,55 @@ def test_fused_bias_add_gelu_grad(
     torch.testing.assert_close(out, ref, **TOLERANCES[dtype])
 
 
+# relu and silu fusions: (fused op, its gradient op, eager activation, eager
+# gradient given the pre-activation).
+ACTIVATIONS = {
+    "relu": (ops.fused_bias_add_relu, ops.fused_bias_add_relu_grad, F.relu,
+             lambda g, v: torch.ops.aten.threshold_backward(g, F.relu(v), 0)),
+    "silu": (ops.fused_bias_add_silu, ops.fused_bias_add_silu_grad, F.silu,
+             torch.ops.aten.silu_backward),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,axis", SHAPES)
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+def test_fused_bias_add_activation(device, dtype, shape, axis, activation) -> None:
+    fused, _, eager, _ = ACTIVATIONS[activation]
+    x, bias = make_inputs(shape, axis, dtype, device)
+    check_forward_backward(
+        lambda x, b: fused(x, b, axis),
+        lambda x, b: eager(x + bias_view(b, x.dim(), axis)),
+        [x, bias],
+        dtype,
+    )
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,axis", SHAPES)
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+def test_fused_bias_add_activation_grad(device, dtype, shape, axis, activation) -> None:
+    _, fused_grad, _, eager_grad = ACTIVATIONS[activation]
+    x, bias = make_inputs(shape, axis, dtype, device)
+    grad = torch.randn_like(x)
+    out = fused_grad(grad, x, bias, axis)
+    ref = eager_grad(grad, x + bias_view(bias, x.dim(), axis))
+    torch.testing.assert_close(out, ref, **TOLERANCES[dtype])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_relu_grad_selects_like_eager(device) -> None:
+    """An infinite gradient where the input is negative gives 0 (a select,
+    as in threshold_backward), and NaN inputs propagate through relu."""
+    x = torch.tensor([[-1.0, 2.0, float("nan")]], device=device)
+    bias = torch.zeros(3, device=device)
+    grad = torch.tensor([[float("inf"), 1.0, 1.0]], device=device)
+    assert ops.fused_bias_add_relu_grad(grad, x, bias, 1)[0, 0] == 0
+    assert ops.fused_bias_add_relu(x, bias, 1)[0, 2].isnan()
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape,axis", SHAPES)
@@ -222,6 +271,12 @@ OPCHECK_CASES = {
         (x, b, m, 1, 2.5),
     ),
     "random_mask_like": lambda x, b, m, g: (ops.random_mask_like.default, (x, 0.25)),
+    "fused_bias_add_relu": lambda x, b, m, g: (ops.fused_bias_add_relu.default, (x, b, 1)),
+    "fused_bias_add_relu_grad": lambda x, b, m, g: (
+        ops.fused_bias_add_relu_grad.default, (g, x, b, -2)),
+    "fused_bias_add_silu": lambda x, b, m, g: (ops.fused_bias_add_silu.default, (x, b, 1)),
+    "fused_bias_add_silu_grad": lambda x, b, m, g: (
+        ops.fused_bias_add_silu_grad.default, (g, x, b, 1)),
 }
 
 
@@ -330,6 +385,10 @@ RAISING_CALLS = {
     "fused_bias_add_gelu_grad": "ops.fused_bias_add_gelu_grad(torch.randn(4, 6, device=d), x, b, 1)",
     "random_mask_like": "ops.random_mask_like(x, 1.5)",
     "fused_bias_add_mask_scale": "ops.fused_bias_add_mask_scale(x, b, x, 1, 2.0)",
+    "fused_bias_add_relu": "ops.fused_bias_add_relu(x, b, 2)",
+    "fused_bias_add_relu_grad": "ops.fused_bias_add_relu_grad(x.int(), x, b, 1)",
+    "fused_bias_add_silu": "ops.fused_bias_add_silu(x.int(), b.int(), 1)",
+    "fused_bias_add_silu_grad": "ops.fused_bias_add_silu_grad(x, x, b.double(), 1)",
 }
 
 
@@ -429,3 +488,17 @@ def test_fused_bias_add_gelu_double_backward(device, approximate, shape, axis) -
     assert torch.autograd.gradcheck(
         lambda g, x, b: ops.fused_bias_add_gelu_grad(g, x, b, axis, approximate),
         (grad, x, bias))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+def test_activation_double_backward(device, activation) -> None:
+    fused, fused_grad, _, _ = ACTIVATIONS[activation]
+    # Away from relu's kink, where finite differences are exact.
+    x = (torch.rand(3, 4, dtype=torch.float64, device=device) + 0.5) * \
+        torch.tensor([1.0, -1.0, 1.0, -1.0], dtype=torch.float64, device=device)
+    bias = (torch.rand(4, dtype=torch.float64, device=device) * 0.1).requires_grad_()
+    x.requires_grad_()
+    assert torch.autograd.gradgradcheck(lambda x, b: fused(x, b, 1), (x, bias))
+    grad = torch.randn(3, 4, dtype=torch.float64, device=device, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda g, x, b: fused_grad(g, x, b, 1), (grad, x, bias))

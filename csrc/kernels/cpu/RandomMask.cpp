@@ -1,7 +1,7 @@
 //===- RandomMask.cpp - Torch-free CPU kernel of random_mask_like ---------===//
 
 #include "RandomMask.h"
-#include "Philox.h"
+#include "../common/Philox.h"
 #include "TargetClones.h"
 
 #include <cstring>

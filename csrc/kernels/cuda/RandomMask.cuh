@@ -15,7 +15,7 @@
 #ifndef FXMLIR_KERNELS_CUDA_RANDOMMASK_CUH
 #define FXMLIR_KERNELS_CUDA_RANDOMMASK_CUH
 
-#include "../cpu/Philox.h"
+#include "../common/Philox.h"
 
 #include <cuda_runtime_api.h>
 

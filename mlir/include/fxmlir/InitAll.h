@@ -10,9 +10,13 @@ class DialectRegistry;
 namespace fxmlir {
 /// Adds the fxmlir dialect and every dialect its pipelines produce.
 void registerAllDialects(mlir::DialectRegistry &registry);
-/// Registers our passes and the upstream passes our pipelines name, so that
-/// textual pipelines can refer to them. Safe to call more than once.
+/// Registers our passes, the upstream passes our pipelines name and the
+/// per-stage pipelines, so that textual pipelines can refer to them. Safe to
+/// call more than once.
 void registerAllPasses();
+/// Registers the per-stage pipelines (lib/Core/PassRegistry.cpp); called by
+/// registerAllPasses.
+void registerPipelines();
 } // namespace fxmlir
 
 #endif // FXMLIR_INITALL_H

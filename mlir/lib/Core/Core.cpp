@@ -12,10 +12,13 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Transforms/ViewOpGraph.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
 
 using namespace fxmlir;
 
@@ -139,16 +142,94 @@ void Module::verify() const {
     diagnostics.fail("module does not verify");
 }
 
-void Module::runPipeline(const std::string &pipeline) {
+namespace {
+/// MLIR's IR printing, used to learn which passes ran, in order, and (when
+/// asked) the module each left.
+class PassRecorder : public mlir::PassManager::IRPrinterConfig {
+public:
+  PassRecorder(std::vector<mlir::Pass *> &passes,
+               std::vector<std::string> &snapshots, bool takeSnapshots)
+      : IRPrinterConfig(/*printModuleScope=*/true), passes(passes),
+        snapshots(snapshots), takeSnapshots(takeSnapshots) {}
+
+  void printAfterIfEnabled(mlir::Pass *pass, mlir::Operation *,
+                           PrintCallbackFn print) override {
+    passes.push_back(pass);
+    std::string text;
+    if (takeSnapshots) {
+      llvm::raw_string_ostream os(text);
+      print(os);
+    }
+    snapshots.push_back(std::move(text));
+  }
+
+private:
+  std::vector<mlir::Pass *> &passes;
+  std::vector<std::string> &snapshots;
+  bool takeSnapshots;
+};
+
+/// MLIR's pass timing, kept per pass (the timers' ids are the passes) at
+/// the clock's resolution.
+class PassClock : public mlir::TimingManager {
+public:
+  double milliseconds(const void *pass) const {
+    auto it = timers.find(pass);
+    return it == timers.end() ? 0.0
+                              : std::chrono::duration<double, std::milli>(
+                                    it->second.total)
+                                    .count();
+  }
+
+protected:
+  std::optional<void *> rootTimer() override { return &root; }
+  void startTimer(void *handle) override {
+    static_cast<Timer *>(handle)->start = Clock::now();
+  }
+  void stopTimer(void *handle) override {
+    auto *timer = static_cast<Timer *>(handle);
+    timer->total += Clock::now() - timer->start;
+  }
+  void *nestTimer(void *, const void *id,
+                  llvm::function_ref<std::string()>) override {
+    return &timers[id]; // std::map keeps the address stable.
+  }
+  void hideTimer(void *) override {}
+
+private:
+  using Clock = std::chrono::steady_clock;
+  struct Timer {
+    Clock::time_point start;
+    Clock::duration total{};
+  };
+  Timer root;
+  std::map<const void *, Timer> timers;
+};
+} // namespace
+
+std::vector<Module::PassRun> Module::runPipeline(const std::string &pipeline,
+                                                 bool snapshots) {
   mlir::MLIRContext *ctx = impl->module->getContext();
   mlir::PassManager pm(ctx);
   std::string parseErrors;
   llvm::raw_string_ostream errorStream(parseErrors);
   if (mlir::failed(mlir::parsePassPipeline(pipeline, pm, errorStream)))
     throw Error("bad pass pipeline '" + pipeline + "': " + parseErrors);
+  std::vector<mlir::Pass *> passes;
+  std::vector<std::string> texts;
+  pm.enableIRPrinting(std::make_unique<PassRecorder>(passes, texts, snapshots));
+  PassClock clock;
+  mlir::TimingScope timing = clock.getRootScope();
+  pm.enableTiming(timing);
   DiagnosticCollector diagnostics(ctx);
   if (mlir::failed(pm.run(*impl->module)))
     diagnostics.fail("pass pipeline '" + pipeline + "' failed");
+  timing.stop();
+  std::vector<PassRun> runs;
+  for (auto [pass, text] : llvm::zip_equal(passes, texts))
+    runs.push_back(
+        {pass->getArgument().str(), clock.milliseconds(pass), std::move(text)});
+  return runs;
 }
 
 std::string Module::toJson() const { return moduleToJson(*impl->module); }

@@ -20,5 +20,6 @@ void fxmlir::registerAllPasses() {
   std::call_once(once, [] {
     mlir::registerTransformsPasses();
     mlir::fxmlir::registerFxmlirPasses();
+    registerPipelines();
   });
 }

@@ -24,6 +24,7 @@ void FxmlirDialect::initialize() {
 #include "fxmlir/Dialect/FxmlirOps.cpp.inc"
       >();
   registerAtenOps();
+  registerFusedOps();
 }
 
 Operation *FxmlirDialect::materializeConstant(OpBuilder &builder,

@@ -8,12 +8,6 @@
 using namespace mlir;
 using namespace mlir::fxmlir;
 
-std::optional<int64_t> mlir::fxmlir::normalizeDim(int64_t dim, int64_t rank) {
-  if (dim < -rank || dim >= rank)
-    return std::nullopt;
-  return dim < 0 ? dim + rank : dim;
-}
-
 LogicalResult mlir::fxmlir::verifyBroadcastShapes(Operation *op) {
   SmallVector<RankedTensorType> operands;
   for (Type type : op->getOperandTypes())

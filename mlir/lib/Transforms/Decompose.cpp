@@ -103,9 +103,8 @@ struct SinkBiasAddBelowView : OpRewritePattern<ViewOp> {
     auto inputType = cast<RankedTensorType>(biasAdd.getType());
     auto viewType = cast<RankedTensorType>(op.getType());
     int64_t rank = inputType.getRank();
-    int64_t axis =
-        biasAdd.getAxis() < 0 ? biasAdd.getAxis() + rank : biasAdd.getAxis();
-    if (axis != rank - 1 || viewType.getRank() < 1 ||
+    if (normalizeDim(biasAdd.getAxis(), rank) != rank - 1 ||
+        viewType.getRank() < 1 ||
         ShapedType::isDynamic(inputType.getShape().back()) ||
         viewType.getShape().back() != inputType.getShape().back())
       return rewriter.notifyMatchFailure(op, "view changes the bias dim");
@@ -120,11 +119,15 @@ struct SinkBiasAddBelowView : OpRewritePattern<ViewOp> {
 struct DecomposePass : public impl::DecomposeBase<DecomposePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<AddmmToBiasAdd, LinearToBiasAdd, BroadcastAddToBiasAdd,
-                 SinkBiasAddBelowView>(&getContext());
+    populateDecomposePatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
 } // namespace
+
+void populateDecomposePatterns(RewritePatternSet &patterns) {
+  patterns.add<AddmmToBiasAdd, LinearToBiasAdd, BroadcastAddToBiasAdd,
+               SinkBiasAddBelowView>(patterns.getContext());
+}
 } // namespace mlir::fxmlir

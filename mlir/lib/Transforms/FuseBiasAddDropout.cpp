@@ -1,7 +1,6 @@
 //===- FuseBiasAddDropout.cpp - bias_add + dropout fusion -----------------===//
 
 #include "fxmlir/Transforms/Passes.h"
-#include "fxmlir/Transforms/PatternUtils.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -10,13 +9,11 @@ namespace mlir::fxmlir {
 #include "fxmlir/Transforms/Passes.h.inc"
 
 namespace {
-#include "fxmlir/Transforms/Patterns/BiasAddFusions.inc"
-
 struct FuseBiasAddDropoutPass
     : public impl::FuseBiasAddDropoutBase<FuseBiasAddDropoutPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseBiasAddDropoutPattern>(&getContext());
+    populateBiasAddDropoutFusionPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -6,7 +6,7 @@
 
 using namespace mlir;
 
-bool fxmlir::isFusibleTensor(Value value) {
+bool mlir::fxmlir::isFusibleTensor(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type)
     return false;
@@ -17,18 +17,18 @@ bool fxmlir::isFusibleTensor(Value value) {
   return device && (device.getType() == "cpu" || device.getType() == "cuda");
 }
 
-bool fxmlir::isActiveDropout(Attribute train, FloatAttr p) {
+bool mlir::fxmlir::isActiveDropout(Attribute train, FloatAttr p) {
   auto trainFlag = dyn_cast_or_null<BoolAttr>(train);
   bool training = !trainFlag || trainFlag.getValue();
   double rate = p.getValueAsDouble();
   return training && rate > 0.0 && rate < 1.0;
 }
 
-FloatAttr fxmlir::dropoutScale(Builder &builder, FloatAttr p) {
+FloatAttr mlir::fxmlir::dropoutScale(Builder &builder, FloatAttr p) {
   return builder.getF64FloatAttr(1.0 / (1.0 - p.getValueAsDouble()));
 }
 
-bool fxmlir::isScalar(Attribute scalar, double value) {
+bool mlir::fxmlir::isScalar(Attribute scalar, double value) {
   if (auto b = dyn_cast_or_null<BoolAttr>(scalar))
     return double(b.getValue()) == value;
   if (auto i = dyn_cast_or_null<IntegerAttr>(scalar))

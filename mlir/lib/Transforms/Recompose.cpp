@@ -74,10 +74,14 @@ struct RecomposeBiasAdd : OpRewritePattern<BiasAddOp> {
 struct RecomposePass : public impl::RecomposeBase<RecomposePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<RecomposeBiasAdd>(&getContext());
+    populateRecomposePatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
 } // namespace
+
+void populateRecomposePatterns(RewritePatternSet &patterns) {
+  patterns.add<RecomposeBiasAdd>(patterns.getContext());
+}
 } // namespace mlir::fxmlir

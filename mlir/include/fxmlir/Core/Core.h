@@ -68,10 +68,22 @@ public:
   std::string str(bool generic = false) const;
   /// Throws Error if the module does not verify.
   void verify() const;
-  /// Runs a textual pass pipeline in fxmlir-opt syntax ("canonicalize,cse")
-  /// on the module, in place. Throws Error naming the bad pass or the
-  /// diagnostics of a failing one.
-  void runPipeline(const std::string &pipeline);
+  /// One pass of a pipeline run, as MLIR's instrumentation saw it.
+  struct PassRun {
+    /// The pass's argument, e.g. "canonicalize".
+    std::string pass;
+    /// Wall time spent in it.
+    double milliseconds;
+    /// The module after it, when the run was asked for snapshots.
+    std::string moduleAfter;
+  };
+
+  /// Runs a textual pass pipeline in fxmlir-opt syntax ("canonicalize,cse",
+  /// "fxmlir-forward") on the module, in place, with one PassManager, and
+  /// returns its passes in the order they ran. Throws Error naming the bad
+  /// pass or the diagnostics of a failing one.
+  std::vector<PassRun> runPipeline(const std::string &pipeline,
+                                   bool snapshots = false);
   /// The functions of the module as a JSON graph: arguments, ops with their
   /// operands, results, types and attributes, and returned values. This is
   /// what the Python exporter rebuilds an FX graph from. Throws Error for an
@@ -92,18 +104,24 @@ private:
   std::unique_ptr<Impl> impl;
 };
 
-/// fxmlir-opt: mlir-opt with the fxmlir dialect and passes.
-/// A pass of the fxmlir pipeline, by the name fxmlir-opt, Python and
+/// The stages of a training step where round trips run; each has a default
+/// pipeline, registered as the pass pipeline "fxmlir-<stage>" (with `_` as
+/// `-`: "fxmlir-before-autodiff").
+FXMLIR_API std::vector<std::string> stages();
+
+/// A pass of the fxmlir pipelines, by the name fxmlir-opt, Python and
 /// FXMLIR_PASSES all use.
 struct PassDescription {
   std::string name;
   std::string summary;
-  /// Whether the default pipeline runs it.
-  bool inDefaultPipeline;
+  /// The stages whose default pipeline runs it (none: opt-in).
+  std::vector<std::string> stages;
 };
 
-/// The pipeline's passes in the order the pipeline runs them.
+/// Every pass a pipeline may hold, in the order pipelines run them.
 FXMLIR_API std::vector<PassDescription> pipelinePasses();
+
+/// fxmlir-opt: mlir-opt with the fxmlir dialect, passes and pipelines.
 
 FXMLIR_API int optMain(int argc, char **argv);
 

@@ -34,6 +34,8 @@ def Fxmlir_Dialect : Dialect {
   let extraClassDeclaration = [{
     /// Adds the ops generated from ATen schemas (AtenOps.cpp).
     void registerAtenOps();
+    /// Adds the fused ops generated from their table (FusedOps.cpp).
+    void registerFusedOps();
   }];
 }
 

@@ -1,10 +1,8 @@
 //===- FxmlirOps.td - hand-written fxmlir ops --------------*- tablegen -*-===//
 //
-// Ops that are not generated from ATen schemas: the plumbing that makes every
-// FX graph representable (none, call, get_attr), the fused ops the fusion
-// patterns produce (one torch op `torch.ops.fxmlir.<name>` each, with operand
-// and attribute names equal to that op's schema argument names, so the
-// exporter treats them like generated ATen ops), and the JIT region op.
+// Ops written by hand: the plumbing that makes every FX graph representable
+// (none, call, get_attr) and the JIT region op. The fused ops are generated
+// (FusedOps.td) from the table in python/fxmlir/fused_ops.py.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,101 +70,6 @@ def Fxmlir_GetAttrOp : Fxmlir_Op<"get_attr", [Pure]> {
   let arguments = (ins StrAttr:$name);
   let results = (outs AnyType:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
-}
-
-//===----------------------------------------------------------------------===//
-// Fused ops
-//===----------------------------------------------------------------------===//
-
-// Shared by the fused ops: x and bias share an element type, bias is 1-D and
-// matches dim `axis` of x, and the result is shaped like x.
-class Fxmlir_BiasOp<string mnemonic, list<Trait> traits = []>
-    : Fxmlir_Op<mnemonic, traits # [Pure]> {
-  let hasVerifier = 1;
-  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
-}
-
-def Fxmlir_BiasAddOp : Fxmlir_BiasOp<"bias_add"> {
-  let summary = "x + bias broadcast along one axis";
-  let description = [{
-    Adds the 1-D `bias` to `x` along dim `axis` (negative counts from the
-    end). It is the canonical form that `addmm` and broadcast `add` decompose
-    to, so fusion patterns need to match only one spelling.
-
-    ```mlir
-    %y = fxmlir.bias_add %x, %b {axis = 1 : i64}
-        : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
-    ```
-  }];
-  let arguments = (ins Fxmlir_Tensor:$x, Fxmlir_Tensor:$bias, I64Attr:$axis);
-  let results = (outs Fxmlir_Tensor:$result);
-}
-
-def Fxmlir_FusedBiasAddGeluOp : Fxmlir_BiasOp<"fused_bias_add_gelu"> {
-  let summary = "gelu(x + bias) in one kernel";
-  let description = [{
-    `approximate` is torch's: "none" (erf) or "tanh".
-
-    ```mlir
-    %y = fxmlir.fused_bias_add_gelu %x, %b {approximate = "none", axis = 1 : i64}
-        : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
-    ```
-  }];
-  let arguments = (ins Fxmlir_Tensor:$x, Fxmlir_Tensor:$bias, I64Attr:$axis,
-                       StrAttr:$approximate);
-  let results = (outs Fxmlir_Tensor:$result);
-}
-
-def Fxmlir_FusedBiasAddGeluGradOp : Fxmlir_BiasOp<"fused_bias_add_gelu_grad"> {
-  let summary = "gelu_backward(grad, x + bias) in one kernel";
-  let description = [{
-    The gradient of `fused_bias_add_gelu` with respect to `x`; `grad` is
-    shaped like `x`. The bias gradient is its sum over the other dims.
-
-    ```mlir
-    %dx = fxmlir.fused_bias_add_gelu_grad %g, %x, %b {approximate = "tanh", axis = 1 : i64}
-        : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
-    ```
-  }];
-  let arguments = (ins Fxmlir_Tensor:$grad, Fxmlir_Tensor:$x,
-                       Fxmlir_Tensor:$bias, I64Attr:$axis, StrAttr:$approximate);
-  let results = (outs Fxmlir_Tensor:$result);
-}
-
-def Fxmlir_FusedBiasAddMaskScaleOp
-    : Fxmlir_BiasOp<"fused_bias_add_mask_scale"> {
-  let summary = "(x + bias) * mask * scale in one kernel";
-  let description = [{
-    Dropout applied to a bias add: `mask` is the boolean keep mask (from
-    `random_mask_like`) shaped like `x`, `scale` is 1 / (1 - p).
-
-    ```mlir
-    %y = fxmlir.fused_bias_add_mask_scale %x, %b, %m {axis = 1 : i64, scale = 1.25 : f64}
-        : (tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xi1>) -> tensor<8x16xf32>
-    ```
-  }];
-  let arguments = (ins Fxmlir_Tensor:$x, Fxmlir_Tensor:$bias,
-                       Fxmlir_Tensor:$mask, I64Attr:$axis, F64Attr:$scale);
-  let results = (outs Fxmlir_Tensor:$result);
-}
-
-def Fxmlir_RandomMaskLikeOp : Fxmlir_Op<"random_mask_like"> {
-  let summary = "a random boolean keep mask shaped like a tensor";
-  let description = [{
-    True with probability 1 - `p`. The random stream is torch's generator for
-    the tensor's device (its seed and Philox offset are read when the kernel
-    runs), so `torch.manual_seed` reproduces a run. The op is not Pure: two
-    masks must never be merged.
-
-    ```mlir
-    %m = fxmlir.random_mask_like %x {p = 1.000000e-01 : f64}
-        : (tensor<8x16xf32>) -> tensor<8x16xi1>
-    ```
-  }];
-  let arguments = (ins Fxmlir_Tensor:$like, F64Attr:$p);
-  let results = (outs Fxmlir_Tensor:$result);
-  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
-  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,6 +5,7 @@
 
 #include "fxmlir/Dialect/FxmlirDialect.h"
 
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::fxmlir {
@@ -12,6 +13,12 @@ namespace mlir::fxmlir {
 #define GEN_PASS_DECL
 #define GEN_PASS_REGISTRATION
 #include "fxmlir/Transforms/Passes.h.inc"
+
+/// The pattern sets behind the passes, for any pass or driver to combine.
+void populateDecomposePatterns(RewritePatternSet &patterns);
+void populateBiasAddActivationFusionPatterns(RewritePatternSet &patterns);
+void populateBiasAddDropoutFusionPatterns(RewritePatternSet &patterns);
+void populateRecomposePatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::fxmlir
 

@@ -1,7 +1,7 @@
 //===- Passes.td - fxmlir graph passes ---------------------*- tablegen -*-===//
 //
-// Every fxmlir pass, in the order the default pipeline runs them (the list
-// users select from lives in lib/Core/PassRegistry.cpp).
+// Every fxmlir pass, in the order the default pipelines run them (the
+// pipelines, per stage, are declared in lib/Core/PassRegistry.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,12 +23,13 @@ def Decompose : Pass<"fxmlir-decompose"> {
   let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
 }
 
-def FuseBiasAddGelu : Pass<"fxmlir-fuse-bias-add-gelu"> {
-  let summary = "Fuse bias_add + gelu (and gelu_backward of a bias_add) into one kernel";
+def FuseBiasAddActivation : Pass<"fxmlir-fuse-bias-add-activation"> {
+  let summary = "Fuse bias_add + gelu/relu/silu (and their backward of a bias_add) into one kernel";
   let description = [{
-    `gelu(bias_add(x, b))` -> `fused_bias_add_gelu(x, b)` and
-    `gelu_backward(g, bias_add(x, b))` -> `fused_bias_add_gelu_grad(g, x, b)`,
-    for f32/f16/bf16 tensors on CPU or CUDA whose bias_add has no other use.
+    `gelu(bias_add(x, b))` -> `fused_bias_add_gelu(x, b)`, likewise for
+    `relu` and `silu`, and `gelu_backward(g, bias_add(x, b))` ->
+    `fused_bias_add_gelu_grad(g, x, b)` (and `silu_backward`), for
+    f32/f16/bf16 tensors on CPU or CUDA whose bias_add has no other use.
   }];
   let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
 }

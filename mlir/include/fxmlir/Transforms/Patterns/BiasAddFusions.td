@@ -1,7 +1,9 @@
 //===- BiasAddFusions.td - bias_add fusion patterns (DRR) --*- tablegen -*-===//
 //
-// The seed fusions of OneFlow's round trip: a bias add followed by gelu or
-// dropout becomes one fused op whose torch kernel reads x and bias once.
+// The seed fusions of OneFlow's round trip: a bias add followed by an
+// activation (gelu, relu, silu; forward and backward) or by dropout becomes
+// one fused op whose kernel reads x and bias once. populate...Patterns in
+// lib/Transforms/BiasAddFusions.cpp hand them to the passes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,7 +11,7 @@
 #define FXMLIR_TRANSFORMS_PATTERNS_BIASADDFUSIONS_TD
 
 include "mlir/IR/PatternBase.td"
-include "fxmlir/Dialect/FxmlirOps.td"
+include "fxmlir/Dialect/FusedOps.td"
 include "fxmlir/Dialect/AtenOps.td"
 
 def HasOneUse : Constraint<CPred<"$0.hasOneUse()">, "has one use">;
@@ -28,6 +30,21 @@ def FuseBiasAddGeluGradPattern : Pat<
   (Aten_GeluBackwardOp $grad, (Fxmlir_BiasAddOp:$sum $x, $bias, $axis),
                        $approximate),
   (Fxmlir_FusedBiasAddGeluGradOp $grad, $x, $bias, $axis, $approximate),
+  [(HasOneUse $sum), (FusibleTensor $x)]>;
+
+def FuseBiasAddReluPattern : Pat<
+  (Aten_ReluOp (Fxmlir_BiasAddOp:$sum $x, $bias, $axis)),
+  (Fxmlir_FusedBiasAddReluOp $x, $bias, $axis),
+  [(HasOneUse $sum), (FusibleTensor $x)]>;
+
+def FuseBiasAddSiluPattern : Pat<
+  (Aten_SiluOp (Fxmlir_BiasAddOp:$sum $x, $bias, $axis)),
+  (Fxmlir_FusedBiasAddSiluOp $x, $bias, $axis),
+  [(HasOneUse $sum), (FusibleTensor $x)]>;
+
+def FuseBiasAddSiluGradPattern : Pat<
+  (Aten_SiluBackwardOp $grad, (Fxmlir_BiasAddOp:$sum $x, $bias, $axis)),
+  (Fxmlir_FusedBiasAddSiluGradOp $grad, $x, $bias, $axis),
   [(HasOneUse $sum), (FusibleTensor $x)]>;
 
 // The dropout's second result, its mask, becomes the random_mask_like result

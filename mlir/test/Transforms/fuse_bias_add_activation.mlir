@@ -1,4 +1,4 @@
-// RUN: fxmlir-opt %s --fxmlir-fuse-bias-add-gelu | FileCheck %s
+// RUN: fxmlir-opt %s --fxmlir-fuse-bias-add-activation | FileCheck %s
 
 !x = tensor<8x64xf32, #fxmlir.device<"cpu">>
 !b = tensor<64xf32, #fxmlir.device<"cpu">>
@@ -68,4 +68,37 @@ func.func @no_bias_add(%x: !x, %y: !x) -> !x {
   %0 = fxmlir.aten.add.Tensor %x, %y {alpha = 1 : i64} : (!x, !x) -> !x
   %1 = fxmlir.aten.gelu %0 {approximate = "none"} : (!x) -> !x
   return %1 : !x
+}
+
+
+// relu and silu fuse like gelu, forward and (silu) backward.
+// CHECK-LABEL: func.func @relu_silu
+// CHECK: fxmlir.fused_bias_add_relu %arg0, %arg1 {axis = 1 : i64}
+// CHECK: fxmlir.fused_bias_add_silu %arg0, %arg1 {axis = 1 : i64}
+// CHECK: fxmlir.fused_bias_add_silu_grad %arg2, %arg0, %arg1 {axis = 1 : i64}
+// CHECK-NOT: fxmlir.aten.relu
+// CHECK-NOT: fxmlir.aten.silu
+func.func @relu_silu(%x: !x, %b: !b, %g: !x) -> (!x, !x, !x) {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %1 = fxmlir.aten.relu %0 : (!x) -> !x
+  %2 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %3 = fxmlir.aten.silu %2 : (!x) -> !x
+  %4 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %5 = fxmlir.aten.silu_backward %g, %4 : (!x, !x) -> !x
+  return %1, %3, %5 : !x, !x, !x
+}
+
+
+// Their negative cases: a multi-use bias_add, an f64 tensor.
+// CHECK-LABEL: func.func @relu_silu_not_fused
+// CHECK-NOT: fxmlir.fused_bias_add_relu
+// CHECK-NOT: fxmlir.fused_bias_add_silu
+func.func @relu_silu_not_fused(%x: !x, %b: !b, %y: tensor<8x64xf64, #fxmlir.device<"cpu">>,
+                               %c: tensor<64xf64, #fxmlir.device<"cpu">>)
+    -> (!x, !x, tensor<8x64xf64, #fxmlir.device<"cpu">>) {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %1 = fxmlir.aten.relu %0 : (!x) -> !x
+  %2 = fxmlir.bias_add %y, %c {axis = 1 : i64} : (tensor<8x64xf64, #fxmlir.device<"cpu">>, tensor<64xf64, #fxmlir.device<"cpu">>) -> tensor<8x64xf64, #fxmlir.device<"cpu">>
+  %3 = fxmlir.aten.silu %2 : (tensor<8x64xf64, #fxmlir.device<"cpu">>) -> tensor<8x64xf64, #fxmlir.device<"cpu">>
+  return %1, %0, %3 : !x, !x, tensor<8x64xf64, #fxmlir.device<"cpu">>
 }

@@ -6,16 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FXMLIR_KERNELS_CPU_PHILOX_H
-#define FXMLIR_KERNELS_CPU_PHILOX_H
+#ifndef FXMLIR_KERNELS_COMMON_PHILOX_H
+#define FXMLIR_KERNELS_COMMON_PHILOX_H
+
+#include "HostDevice.h"
 
 #include <cstdint>
-
-#if defined(__CUDACC__)
-#define FXMLIR_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define FXMLIR_HOST_DEVICE inline
-#endif
 
 namespace fxmlir::kernels {
 
@@ -69,4 +65,4 @@ FXMLIR_HOST_DEVICE uint32_t keepBytes(PhiloxBlock words, uint32_t threshold) {
 
 } // namespace fxmlir::kernels
 
-#endif // FXMLIR_KERNELS_CPU_PHILOX_H
+#endif // FXMLIR_KERNELS_COMMON_PHILOX_H

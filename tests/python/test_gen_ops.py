@@ -1,4 +1,5 @@
-"""The schema rule (fxmlir.schema) and the AtenOps.td generator built on it."""
+"""The schema rule (fxmlir.schema) and the op generator built on it
+(tools/gen_ops.py): ATen ops, fused ops, their torch registrations."""
 
 from __future__ import annotations
 
@@ -16,8 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load_tool():
-    spec = importlib.util.spec_from_file_location(
-        "gen_aten_ods", ROOT / "tools" / "gen_aten_ods.py")
+    spec = importlib.util.spec_from_file_location("gen_ops", ROOT / "tools" / "gen_ops.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -32,25 +32,33 @@ def _args(op) -> dict[str, schema.ArgRule]:
     return {a.name: a for a in sig.args}
 
 
-def test_committed_file_is_current() -> None:
-    committed = gen.DEFAULT_OUTPUT.read_text()
+def test_committed_files_are_current() -> None:
+    files, _ = gen.generate()
+    committed = (ROOT / gen.ATEN_OPS).read_text()
     recorded = next(line.removeprefix(gen.VERSION_LINE)
                     for line in committed.splitlines()
                     if line.startswith(gen.VERSION_LINE))
-    if recorded != torch.__version__:
-        pytest.skip(f"AtenOps.td was generated from torch {recorded}, "
-                    f"this is torch {torch.__version__}")
-    text, _ = gen.generate()
-    assert text == committed, "run python tools/gen_aten_ods.py"
+    for path, text in files.items():
+        if path == gen.ATEN_OPS and recorded != torch.__version__:
+            continue  # AtenOps.td follows the torch it was generated from
+        assert text == (ROOT / path).read_text(), f"{path}: run python tools/gen_ops.py"
+
+
+@pytest.mark.skipif(not (ROOT / gen.ATEN_OPS).read_text().count(torch.__version__),
+                    reason="AtenOps.td was generated from another torch version")
+def test_aten_ops_are_current_for_this_torch() -> None:
+    files, _ = gen.generate()
+    assert files[gen.ATEN_OPS] == (ROOT / gen.ATEN_OPS).read_text()
 
 
 def test_check_reports_a_stale_file(tmp_path: Path, capsys) -> None:
-    stale = tmp_path / "AtenOps.td"
-    stale.write_text("// stale\n")
-    assert gen.main(["-o", str(stale), "--check"]) == 1
+    assert gen.main(["--root", str(tmp_path), "--check"]) == 1
     assert "is stale" in capsys.readouterr().err
-    assert gen.main(["-o", str(stale)]) == 0
-    assert gen.main(["-o", str(stale), "--check"]) == 0
+    assert gen.main(["--root", str(tmp_path)]) == 0
+    assert gen.main(["--root", str(tmp_path), "--check"]) == 0
+    (tmp_path / gen.FUSED_ODS).write_text("// stale\n")
+    assert gen.main(["--root", str(tmp_path), "--check"]) == 1
+    assert "FusedOps.td is stale" in capsys.readouterr().err
 
 
 def test_names() -> None:
@@ -258,3 +266,42 @@ def test_verify_rules_by_op_family() -> None:
     assert rules[aten.sum.dim_IntList] == ()
     text = gen.op_def(schema.op_signature(aten.mm.default))
     assert "let hasVerifier = 1;" in text
+
+
+def test_fused_ops_table_is_what_torch_and_the_dialect_register() -> None:
+    import fxmlir.ops  # noqa: F401  (loads the op library)
+    from fxmlir import _C
+    from fxmlir.fused_ops import FUSED_OPS
+
+    registered = {name.split("::")[1] for name in torch._C._dispatch_get_all_op_names()
+                  if name.startswith("fxmlir::")}
+    assert registered == {op.name for op in FUSED_OPS}
+    dialect = set(_C.Context().dialect_ops())
+    for op in FUSED_OPS:
+        overload = getattr(torch.ops.fxmlir, op.name).default
+        assert overload._schema == op.function_schema, op.name
+        assert schema.mlir_op_name(overload) in dialect
+        # The exporter reads the op back to the same torch overload.
+        assert schema.op_from_mlir_name(f"fxmlir.{op.name}") is overload
+        for device in ("Meta", *op.devices):
+            if device == "CUDA" and not torch.cuda.is_available():
+                continue
+            assert torch._C._dispatch_has_kernel_for_dispatch_key(
+                f"fxmlir::{op.name}", device), (op.name, device)
+
+
+def test_fused_op_definitions_follow_the_schema_rule() -> None:
+    from fxmlir.fused_ops import by_name
+
+    text = gen.fused_op_def(by_name()["fused_bias_add_mask_scale"])
+    assert "def Fxmlir_FusedBiasAddMaskScaleOp : Fxmlir_Op<\"fused_bias_add_mask_scale\", [Pure]>" in text
+    assert "Fxmlir_Tensor:$mask" in text and "F64Attr:$scale" in text
+    assert '{"mask", getMask(), true}' in text  # bool, checked as i1
+    gelu = gen.fused_op_def(by_name()["fused_bias_add_gelu"])
+    assert 'verifyStrEnum(*this, "approximate", getApproximate(), {"none", "tanh"})' in gelu
+    mask = gen.fused_op_def(by_name()["random_mask_like"])
+    assert "[]>" in mask.splitlines()[0]  # nondeterministic: not Pure
+    registration = gen.registration()
+    assert 'm.def("random_mask_like(Tensor like, float p) -> Tensor", ' \
+           '{at::Tag::nondeterministic_seeded});' in registration
+    assert "TORCH_FN(fusedBiasAddGelu<Device::CUDA>)" in registration

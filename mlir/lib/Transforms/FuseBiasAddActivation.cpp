@@ -1,23 +1,19 @@
-//===- FuseBiasAddGelu.cpp - bias_add + gelu fusion -----------------------===//
+//===- FuseBiasAddActivation.cpp - bias_add + activation fusion -----------===//
 
 #include "fxmlir/Transforms/Passes.h"
-#include "fxmlir/Transforms/PatternUtils.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::fxmlir {
-#define GEN_PASS_DEF_FUSEBIASADDGELU
+#define GEN_PASS_DEF_FUSEBIASADDACTIVATION
 #include "fxmlir/Transforms/Passes.h.inc"
 
 namespace {
-#include "fxmlir/Transforms/Patterns/BiasAddFusions.inc"
-
-struct FuseBiasAddGeluPass
-    : public impl::FuseBiasAddGeluBase<FuseBiasAddGeluPass> {
+struct FuseBiasAddActivationPass
+    : public impl::FuseBiasAddActivationBase<FuseBiasAddActivationPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseBiasAddGeluPattern, FuseBiasAddGeluGradPattern>(
-        &getContext());
+    populateBiasAddActivationFusionPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

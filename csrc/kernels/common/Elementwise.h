@@ -1,0 +1,109 @@
+//===- Elementwise.h - the fused ops' element functions -------------------===//
+//
+// What each fused op computes per element, once for the CPU and CUDA
+// kernels. An activation gives its value and its gradient (matching aten's
+// forward and backward formulas); an element op of the bias family maps
+// v = x + bias, and the op's other inputs at the same element, to the
+// output. A new fusion adds its element function here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FXMLIR_KERNELS_COMMON_ELEMENTWISE_H
+#define FXMLIR_KERNELS_COMMON_ELEMENTWISE_H
+
+#include "Math.h"
+
+namespace fxmlir::kernels {
+
+constexpr double kSqrt1_2 = 0.70710678118654752440;
+constexpr double kSqrt2OverPi = 0.79788456080286535588;
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+constexpr double kTanhCubic = 0.044715;
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+/// torch's gelu: the erf form, or with Tanh its tanh approximation.
+template <bool Tanh> struct Gelu {
+  template <typename A> FXMLIR_HOST_DEVICE static A value(A v) {
+    if constexpr (Tanh) {
+      A inner = A(kSqrt2OverPi) * (v + A(kTanhCubic) * v * v * v);
+      return A(0.5) * v * (A(1) + tanhAcc(inner));
+    } else {
+      return A(0.5) * v * (A(1) + erfAcc(v * A(kSqrt1_2)));
+    }
+  }
+  template <typename A> FXMLIR_HOST_DEVICE static A grad(A v, A g) {
+    if constexpr (Tanh) {
+      A inner = A(kSqrt2OverPi) * (v + A(kTanhCubic) * v * v * v);
+      A t = tanhAcc(inner);
+      A dInner = A(kSqrt2OverPi) * (A(1) + A(3 * kTanhCubic) * v * v);
+      return g * (A(0.5) * (A(1) + t) + A(0.5) * v * (A(1) - t * t) * dInner);
+    } else {
+      A cdf = A(0.5) * (A(1) + erfAcc(v * A(kSqrt1_2)));
+      A pdf = A(kInvSqrt2Pi) * expAcc(A(-0.5) * v * v);
+      return g * (cdf + v * pdf);
+    }
+  }
+};
+
+struct Relu {
+  // Written so that NaN propagates, as in torch.
+  template <typename A> FXMLIR_HOST_DEVICE static A value(A v) {
+    return v < A(0) ? A(0) : v;
+  }
+  // A select, like aten's threshold_backward: an infinite gradient where
+  // the input is negative gives 0, not NaN.
+  template <typename A> FXMLIR_HOST_DEVICE static A grad(A v, A g) {
+    return v > A(0) ? g : A(0);
+  }
+};
+
+/// silu(v) = v * sigmoid(v).
+struct Silu {
+  template <typename A> FXMLIR_HOST_DEVICE static A sigmoid(A v) {
+    return A(1) / (A(1) + expAcc(-v));
+  }
+  template <typename A> FXMLIR_HOST_DEVICE static A value(A v) {
+    return v * sigmoid(v);
+  }
+  template <typename A> FXMLIR_HOST_DEVICE static A grad(A v, A g) {
+    A s = sigmoid(v);
+    return g * s * (A(1) + v * (A(1) - s));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Element ops of the bias family: f(v = x + bias, the other inputs' values)
+//===----------------------------------------------------------------------===//
+
+struct Identity {
+  template <typename A> FXMLIR_HOST_DEVICE A operator()(A v) const { return v; }
+};
+
+template <typename Act> struct Activate {
+  template <typename A> FXMLIR_HOST_DEVICE A operator()(A v) const {
+    return Act::value(v);
+  }
+};
+
+/// The gradient with respect to v of Act, given the output gradient.
+template <typename Act> struct ActivateGrad {
+  template <typename A> FXMLIR_HOST_DEVICE A operator()(A v, A grad) const {
+    return Act::grad(v, grad);
+  }
+};
+
+/// Dropout: keep and scale, or zero.
+struct MaskScale {
+  double scale;
+  // Multiplying by the mask (not selecting) keeps eager's inf * 0 = NaN.
+  template <typename A> FXMLIR_HOST_DEVICE A operator()(A v, bool keep) const {
+    return v * A(keep) * A(scale);
+  }
+};
+
+} // namespace fxmlir::kernels
+
+#endif // FXMLIR_KERNELS_COMMON_ELEMENTWISE_H

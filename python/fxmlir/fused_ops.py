@@ -1,0 +1,189 @@
+"""The fused ops: one row each, the single definition of their contract.
+
+From this table tools/gen_ops.py generates the ops' MLIR definitions
+(FusedOps.td: operands and attributes by the same rule as the ATen ops,
+python/fxmlir/schema.py, plus the verifier hook of their family) and their
+torch registrations (csrc/ops/FusedOpsRegistration.inc: the schemas and which
+kernel serves each device); python/fxmlir/ops.py reads it to register the
+autograd formulas. A new fused op is a row here, its element function
+(csrc/kernels/common), its glue (csrc/ops/FusedOps.h), a pattern and, if it
+can appear before autodiff, a backward formula in ops.py.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import torch
+
+
+class Family(enum.Enum):
+    """How an op's operands relate, which decides its verifier and glue."""
+
+    # f(x + bias): `bias` is 1-D, added along dim `axis` of `x`; every other
+    # tensor (operand or result) is shaped like x.
+    BIAS = "Bias"
+    # A bool tensor shaped like the operand `like`.
+    MASK = "Mask"
+
+
+@dataclass(frozen=True)
+class FusedOp:
+    schema: str  # the torch schema, `name(args) -> results`
+    summary: str
+    description: str  # markdown with an example, for the dialect's docs
+    family: Family
+    bool_tensors: tuple[str, ...] = ()  # arguments/results holding torch.bool
+    tags: tuple[str, ...] = ()  # torch.Tag names
+    devices: tuple[str, ...] = ("CPU", "CUDA")  # real kernels (Meta: always)
+    # Tensors the backward formula (ops.py: backward_<name>) needs; None when
+    # the op has no formula (it never appears before autodiff).
+    saves: tuple[str, ...] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.schema.split("(", 1)[0]
+
+    @property
+    def function_schema(self) -> torch._C.FunctionSchema:
+        return torch._C.parse_schema(f"fxmlir::{self.schema}")
+
+
+_BIAS_DOC = """`bias` is 1-D and is added along dim `axis` of `x` (negative counts
+    from the end)."""
+
+FUSED_OPS = (
+    FusedOp(
+        "bias_add(Tensor x, Tensor bias, int axis) -> Tensor",
+        summary="x + bias broadcast along one axis",
+        description=f"""
+    {_BIAS_DOC} It is the canonical form that `addmm` and broadcast
+    `add` decompose to, so fusion patterns need to match only one spelling.
+
+    ```mlir
+    %y = fxmlir.bias_add %x, %b {{axis = 1 : i64}}
+        : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+    ```""",
+        family=Family.BIAS,
+        saves=(),
+    ),
+    FusedOp(
+        'fused_bias_add_gelu(Tensor x, Tensor bias, int axis, str approximate="none") -> Tensor',
+        summary="gelu(x + bias) in one kernel",
+        description=f"""
+    {_BIAS_DOC} `approximate` is torch's: "none" (erf) or "tanh".
+
+    ```mlir
+    %y = fxmlir.fused_bias_add_gelu %x, %b {{approximate = "none", axis = 1 : i64}}
+        : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+    ```""",
+        family=Family.BIAS,
+        saves=("x", "bias"),
+    ),
+    FusedOp(
+        'fused_bias_add_gelu_grad(Tensor grad, Tensor x, Tensor bias, int axis, '
+        'str approximate="none") -> Tensor',
+        summary="gelu_backward(grad, x + bias) in one kernel",
+        description="""
+    The gradient of `fused_bias_add_gelu` with respect to `x`; `grad` is
+    shaped like `x`. The bias gradient is its sum over the other dims.
+
+    ```mlir
+    %dx = fxmlir.fused_bias_add_gelu_grad %g, %x, %b {approximate = "tanh", axis = 1 : i64}
+        : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+    ```""",
+        family=Family.BIAS,
+        saves=("grad", "x", "bias"),
+    ),
+    FusedOp(
+        "fused_bias_add_relu(Tensor x, Tensor bias, int axis) -> Tensor",
+        summary="relu(x + bias) in one kernel",
+        description=f"""
+    {_BIAS_DOC} The activation of CNNs and classic MLP blocks.
+
+    ```mlir
+    %y = fxmlir.fused_bias_add_relu %x, %b {{axis = 1 : i64}}
+        : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+    ```""",
+        family=Family.BIAS,
+        saves=("x", "bias"),
+    ),
+    FusedOp(
+        "fused_bias_add_relu_grad(Tensor grad, Tensor x, Tensor bias, int axis) -> Tensor",
+        summary="grad * (x + bias > 0) in one kernel",
+        description="""
+    The gradient of `fused_bias_add_relu` with respect to `x`.
+
+    ```mlir
+    %dx = fxmlir.fused_bias_add_relu_grad %g, %x, %b {axis = 1 : i64}
+        : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+    ```""",
+        family=Family.BIAS,
+        saves=("grad", "x", "bias"),
+    ),
+    FusedOp(
+        "fused_bias_add_silu(Tensor x, Tensor bias, int axis) -> Tensor",
+        summary="silu(x + bias) in one kernel",
+        description=f"""
+    {_BIAS_DOC} `silu(v) = v * sigmoid(v)`, the activation of
+    LLaMA-style gated MLPs.
+
+    ```mlir
+    %y = fxmlir.fused_bias_add_silu %x, %b {{axis = 1 : i64}}
+        : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+    ```""",
+        family=Family.BIAS,
+        saves=("x", "bias"),
+    ),
+    FusedOp(
+        "fused_bias_add_silu_grad(Tensor grad, Tensor x, Tensor bias, int axis) -> Tensor",
+        summary="silu_backward(grad, x + bias) in one kernel",
+        description="""
+    The gradient of `fused_bias_add_silu` with respect to `x`.
+
+    ```mlir
+    %dx = fxmlir.fused_bias_add_silu_grad %g, %x, %b {axis = 1 : i64}
+        : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+    ```""",
+        family=Family.BIAS,
+        saves=("grad", "x", "bias"),
+    ),
+    FusedOp(
+        "random_mask_like(Tensor like, float p) -> Tensor",
+        summary="a random boolean keep mask shaped like a tensor",
+        description="""
+    True with probability 1 - `p`. The random stream is torch's generator for
+    the tensor's device (its seed and Philox offset are read when the kernel
+    runs), so `torch.manual_seed` reproduces a run. The op is not Pure: two
+    masks must never be merged.
+
+    ```mlir
+    %m = fxmlir.random_mask_like %x {p = 1.000000e-01 : f64}
+        : (tensor<8x16xf32>) -> tensor<8x16xi1>
+    ```""",
+        family=Family.MASK,
+        bool_tensors=("result",),
+        tags=("nondeterministic_seeded",),
+    ),
+    FusedOp(
+        "fused_bias_add_mask_scale(Tensor x, Tensor bias, Tensor mask, int axis, "
+        "float scale) -> Tensor",
+        summary="(x + bias) * mask * scale in one kernel",
+        description="""
+    Dropout applied to a bias add: `mask` is the boolean keep mask (from
+    `random_mask_like`) shaped like `x`, `scale` is 1 / (1 - p).
+
+    ```mlir
+    %y = fxmlir.fused_bias_add_mask_scale %x, %b, %m {axis = 1 : i64, scale = 1.25 : f64}
+        : (tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xi1>) -> tensor<8x16xf32>
+    ```""",
+        family=Family.BIAS,
+        bool_tensors=("mask",),
+        saves=("mask",),
+    ),
+)
+
+
+def by_name() -> dict[str, FusedOp]:
+    return {op.name: op for op in FUSED_OPS}
