@@ -21,6 +21,7 @@ struct PipelineEntry {
 static constexpr PipelineEntry kPipeline[] = {
     {"canonicalize", true},
     {"cse", true},
+    {"fxmlir-recognize-gelu", true},
     {"fxmlir-decompose", true},
     {"fxmlir-fuse-bias-add-gelu", true},
     {"fxmlir-fuse-bias-add-dropout", true},
