@@ -18,6 +18,8 @@ from pathlib import Path
 import torch.fx as fx
 
 from fxmlir import _C
+from fxmlir.autocast import make_casts_explicit
+from fxmlir.bodies import round_trip_bodies
 from fxmlir.config import Options
 from fxmlir.dump import Dumper
 from fxmlir.exporter import export_graph
@@ -45,6 +47,10 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     """The graph after its round trip; raises on any failure. `latest`, if
     given, receives the module (text, then object) for failure dumps."""
     latest = [] if latest is None else latest
+    if stage == "before_autodiff":  # AOTAutograd's graphs have explicit casts
+        gm = make_casts_explicit(gm)
+    gm = round_trip_bodies(gm, lambda body, name: round_trip_or_fallback(
+        body, f"{graph_id}/{stage}", name, options))
     dumper = Dumper(options.dump_dir, graph_id, stage)
     times: dict[str, float] = {}
     context = _C.Context()
