@@ -20,6 +20,22 @@ from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
+VERSION: dict = {}
+exec((ROOT / "python" / "fxmlir" / "_version.py").read_text(), VERSION)
+
+
+def built_against_torch() -> str:
+    """`torch==X.Y.Z` for the torch this build links (its ABI), after
+    checking that fxmlir supports it."""
+    import torch
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    release = Version(torch.__version__).public
+    if release not in SpecifierSet(VERSION["SUPPORTED_TORCH"]):
+        sys.exit(f"fxmlir supports torch {VERSION['SUPPORTED_TORCH']}; this Python has "
+                 f"torch {torch.__version__}")
+    return f"torch=={release}"
 
 
 class CMakeExtension(Extension):
@@ -61,9 +77,10 @@ class BuildPyWithStartupHook(build_py):
 
 setup(
     name="fxmlir",
-    version="0.1.0",
+    version=VERSION["__version__"],
     description="Round-trip PyTorch training graphs through MLIR and fuse them",
     python_requires=">=3.10",
+    install_requires=[built_against_torch()],
     packages=["fxmlir"],
     package_dir={"": "python"},
     ext_modules=[CMakeExtension()],

@@ -11,7 +11,7 @@ APT_PACKAGES=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
 # would download a multi-GB CUDA build. transformers (the model zoo of
 # tests/python/test_models.py) is resolved together with the pinned torch,
 # so it cannot pull another one.
-PIP_PACKAGES=(torch==2.13.0 pybind11==3.1.0 pytest==9.0.3 lit numpy setuptools
+PIP_PACKAGES=(torch==2.13.0 pybind11==3.1.0 pytest==9.0.3 lit numpy setuptools packaging
               transformers==5.23.0)
 
 missing=()

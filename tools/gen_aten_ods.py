@@ -95,6 +95,8 @@ def op_def(sig: schema.OpSignature) -> str:
         traits.append("AttrSizedOperandSegments")
     if sum(r.kind is schema.ResultKind.TENSOR_LIST for r in sig.results) > 1:
         traits.append("AttrSizedResultSegments")
+    rules = sig.verify_rules
+    traits += [r.value for r in rules if r is not schema.VerifyRule.HAND_WRITTEN]
     mnemonic = sig.name.removeprefix("fxmlir." + schema.MNEMONIC_PREFIX)
     lines = [
         f"def {schema.ods_def_name(sig.op)} : "
@@ -108,8 +110,18 @@ def op_def(sig: schema.OpSignature) -> str:
     fmt = _assembly_format(sig)
     if fmt is not None:
         lines.append(f"  let assemblyFormat = {_tblgen_string(fmt)};")
+    if schema.VerifyRule.HAND_WRITTEN in rules:
+        lines.append("  let hasVerifier = 1;")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def enum_defs() -> str:
+    """One attribute constraint per string enum (schema.enums())."""
+    return "".join(
+        f"def {schema.enum_ods_name(name)} : Fxmlir_StrEnumAttr<["
+        + ", ".join(_tblgen_string(v) for v in values) + "]>;\n"
+        for name, values in sorted(schema.enums().items()))
 
 
 def _cpp_class(def_name: str) -> str:
@@ -145,7 +157,7 @@ def generate() -> tuple[str, list[str]]:
             skipped.append(f"extra aten.{qualified}: {reason}")
     body = "\n".join(op_def(schema.op_signature(op)) for op in ops)
     text = (HEADER.format(version_line=VERSION_LINE, version=torch.__version__)
-            + "\n" + body + FOOTER)
+            + "\n" + enum_defs() + "\n" + body + FOOTER)
     return text, skipped
 
 

@@ -9,7 +9,9 @@ imports it in every interpreter.
 
 from typing import Any
 
-__all__ = ["backend", "passes"]
+from fxmlir._version import SUPPORTED_TORCH, __version__
+
+__all__ = ["SUPPORTED_TORCH", "__version__", "backend", "passes"]
 
 
 def __getattr__(name: str) -> Any:

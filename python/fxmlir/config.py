@@ -1,15 +1,19 @@
 """Settings of a round trip: from FXMLIR_* environment variables, overridden
 by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 
-| variable              | accepted values                          | default |
-|-----------------------|------------------------------------------|---------|
-| FXMLIR_ROUND_TRIP     | 0, 1                                     | 0       |
-| FXMLIR_PASSES         | default, none, a,b,... or -a,+b          | default |
-| FXMLIR_STAGES         | comma list of before_autodiff, forward,  | all     |
-|                       | backward                                 |         |
-| FXMLIR_DUMP_DIR       | a directory                              | unset   |
-| FXMLIR_LOG_LEVEL      | debug, info, warning, error              | warning |
-| FXMLIR_CODEGEN_FUSERS | 0                                        | 0       |
+| variable              | option    | accepted values                              | default |
+|-----------------------|-----------|----------------------------------------------|---------|
+| FXMLIR_ROUND_TRIP     |           | 0, 1                                         | 0       |
+| FXMLIR_PASSES         | passes    | default, none, a,b,... or -a,+b              | default |
+| FXMLIR_STAGES         | stages    | comma list of before_autodiff, forward,      | all     |
+|                       |           | backward                                     |         |
+| FXMLIR_DUMP_DIR       | dump_dir  | a writable directory (created if missing)    | unset   |
+| FXMLIR_LOG_LEVEL      | log_level | debug, info, warning, error                  | warning |
+| FXMLIR_CODEGEN_FUSERS |           | 0                                            | 0       |
+
+Every value is checked where it is given (when the environment is read, or
+when `fxmlir.backend(...)` is called); a bad one is an error naming the
+variable or option and what it accepts.
 """
 
 from __future__ import annotations
@@ -21,13 +25,27 @@ from typing import Any, Mapping
 
 STAGES = ("before_autodiff", "forward", "backward")
 LOG_LEVELS = ("debug", "info", "warning", "error")
+OPTIONS = ("passes", "stages", "dump_dir", "log_level")
 
 
-def _choice(variable: str, value: str, accepted: tuple[str, ...]) -> str:
+def _choice(what: str, value: str, accepted: tuple[str, ...]) -> str:
     if value not in accepted:
-        raise ValueError(f"{variable}={value!r} is invalid; accepted values: "
+        raise ValueError(f"{what}={value!r} is invalid; accepted values: "
                          f"{', '.join(accepted)}")
     return value
+
+
+def _text(what: str, value: Any, accepted: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be {accepted}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _names(what: str, value: Any, accepted: str) -> list[str]:
+    """A comma-separated string or a list/tuple of strings, as a list."""
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return [v.strip() for v in value]
+    return [v.strip() for v in _text(what, value, accepted).split(",")]
 
 
 def round_trip_enabled(environ: Mapping[str, str] = os.environ) -> bool:
@@ -35,12 +53,52 @@ def round_trip_enabled(environ: Mapping[str, str] = os.environ) -> bool:
                    ("0", "1")) == "1"
 
 
-def _stages(variable: str, value: str | list[str] | tuple[str, ...]) -> frozenset[str]:
-    items = value.split(",") if isinstance(value, str) else list(value)
-    items = [s.strip() for s in items if s.strip()]
+def parse_stages(what: str, value: Any) -> frozenset[str]:
+    accepted = f"a comma-separated string or a list of {', '.join(STAGES)}"
+    items = _names(what, value, accepted)
+    if not any(items):
+        raise ValueError(f"{what}={value!r} selects no stage; accepted values: {accepted} "
+                         "(to turn fxmlir off, do not route torch.compile to it)")
     for item in items:
-        _choice(variable, item, STAGES)
+        _choice(what, item, STAGES)
     return frozenset(items)
+
+
+def parse_passes(what: str, value: Any) -> tuple[str, ...]:
+    from fxmlir import passes  # imports the core; keep config itself light
+
+    accepted = ("'default', 'none', or a comma-separated string or list of pass names "
+                "(or of -name/+name edits to the default pipeline)")
+    return passes.parse_selection(_names(what, value, accepted), what)
+
+
+def parse_dump_dir(what: str, value: Any) -> Path | None:
+    """A directory fxmlir can write dumps into (created at the first dump),
+    or None for no dumps."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{what} must be a directory path (str or os.PathLike), got "
+                        f"{type(value).__name__} {value!r}")
+    path = Path(value)
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"{what}={str(value)!r} is invalid: {str(existing)!r} is not a "
+                         "directory; accepted values: a writable directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{what}={str(value)!r} is invalid: {str(existing)!r} is not "
+                         "writable; accepted values: a writable directory")
+    return path
+
+
+def parse_log_level(what: str, value: Any) -> str:
+    return _choice(what, _text(what, value, f"one of {', '.join(LOG_LEVELS)}"), LOG_LEVELS)
+
+
+_PARSERS = {"passes": parse_passes, "stages": parse_stages, "dump_dir": parse_dump_dir,
+            "log_level": parse_log_level}
 
 
 @dataclass(frozen=True)
@@ -52,38 +110,26 @@ class Options:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Options":
-        from fxmlir import passes  # imports the core; keep config itself light
-
-        codegen = environ.get("FXMLIR_CODEGEN_FUSERS", "0")
-        _choice("FXMLIR_CODEGEN_FUSERS", codegen, ("0",))
-        dump = environ.get("FXMLIR_DUMP_DIR")
+        _choice("FXMLIR_CODEGEN_FUSERS", environ.get("FXMLIR_CODEGEN_FUSERS", "0"), ("0",))
         return cls(
-            passes=passes.parse_selection(environ.get("FXMLIR_PASSES", "default")),
-            stages=_stages("FXMLIR_STAGES", environ.get("FXMLIR_STAGES", ",".join(STAGES))),
-            dump_dir=Path(dump) if dump else None,
-            log_level=_choice("FXMLIR_LOG_LEVEL", environ.get("FXMLIR_LOG_LEVEL", "warning"),
-                              LOG_LEVELS),
+            passes=parse_passes("FXMLIR_PASSES", environ.get("FXMLIR_PASSES", "default")),
+            stages=parse_stages("FXMLIR_STAGES", environ.get("FXMLIR_STAGES", ",".join(STAGES))),
+            dump_dir=parse_dump_dir("FXMLIR_DUMP_DIR", environ.get("FXMLIR_DUMP_DIR")),
+            log_level=parse_log_level("FXMLIR_LOG_LEVEL",
+                                      environ.get("FXMLIR_LOG_LEVEL", "warning")),
         )
 
     def updated(self, overrides: Mapping[str, Any] | None) -> "Options":
         """These options with backend options applied (same names as the
-        fields; `passes` takes a spec string or a list of names)."""
+        fields)."""
         if not overrides:
             return self
-        from fxmlir import passes
-
+        if not isinstance(overrides, Mapping):
+            raise TypeError(f"fxmlir options must be a dict, got {type(overrides).__name__}")
         changes: dict[str, Any] = {}
         for key, value in overrides.items():
-            if key == "passes":
-                spec = value if isinstance(value, str) else ",".join(value) or "none"
-                changes[key] = passes.parse_selection(spec, "option 'passes'")
-            elif key == "stages":
-                changes[key] = _stages("option 'stages'", value)
-            elif key == "dump_dir":
-                changes[key] = Path(value) if value else None
-            elif key == "log_level":
-                changes[key] = _choice("option 'log_level'", value, LOG_LEVELS)
-            else:
+            if key not in _PARSERS:
                 raise ValueError(f"unknown fxmlir option {key!r}; accepted options: "
-                                 "passes, stages, dump_dir, log_level")
+                                 f"{', '.join(OPTIONS)}")
+            changes[key] = _PARSERS[key](f"option '{key}'", value)
         return replace(self, **changes)

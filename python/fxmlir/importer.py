@@ -11,7 +11,9 @@ without a type (no fake value, a Python object, a subgraph module) is an
 opaque value of type `none` that only `fxmlir.call`s use, and a constant
 without an attribute stays in the import's Python object table. Value names
 and op locations are the FX node names, so diagnostics and dumps point at the
-graph the user knows.
+graph the user knows. Nodes that touch memory the graph writes in place are
+opaque calls too (fxmlir/mutation.py), so that no pass merges or moves work
+across a write.
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ import torch.fx as fx
 from torch.utils import _pytree as pytree
 
 from fxmlir import attrs, calls, schema
+from fxmlir.mutation import mutation_touching_nodes
 from fxmlir.types import UnsupportedValue, value_type
 
 # The type of a value fxmlir does not look into (see the module docstring).
 OPAQUE = "none"
-
 
 class ImportFailure(RuntimeError):
     """A node the importer cannot represent; names the node and the reason."""
@@ -54,6 +56,8 @@ class ImportedGraph:
     multi: set[str] = field(default_factory=set)
     typed_ops: int = 0
     generic_ops: int = 0
+    # Of the generic ops, those kept opaque because they touch mutated memory.
+    mutation_ops: int = 0
 
 
 def _describe(node: fx.Node) -> str:
@@ -95,6 +99,7 @@ class _FunctionBuilder:
         self.multi: set[fx.Node] = set()
         self.none_value: str | None = None
         self.result = ImportedGraph("", func_name)
+        self.touches_mutation = mutation_touching_nodes(gm.graph)
 
     # -- values --------------------------------------------------------------
 
@@ -147,13 +152,14 @@ class _FunctionBuilder:
             result_types = [self._type_of(node, v) for v in results]
         else:  # no fake value (autocast's context, an RNG-state op): opaque
             result_types = [OPAQUE] if node.users else []
-        candidates = calls.typed_candidates(node.op, node.target, node.args, node.kwargs,
-                                            self._is_tensor_value)
+        candidates = [] if node in self.touches_mutation else calls.typed_candidates(
+            node.op, node.target, node.args, node.kwargs, self._is_tensor_value)
         if any(self._emit_typed(node, *call, result_types) for call in candidates):
             self.result.typed_ops += 1
         else:
             self._emit_generic(node, result_types)
             self.result.generic_ops += 1
+            self.result.mutation_ops += node in self.touches_mutation
 
     def output(self, node: fx.Node) -> list[str]:
         leaves, _ = pytree.tree_flatten(node.args[0])

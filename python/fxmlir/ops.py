@@ -10,10 +10,12 @@ every op that fusion passes may place before autodiff:
 
 The backward formulas save only the inputs (x, bias, mask), never the
 activation: recomputing from them is what fusing before autodiff buys.
-``fused_bias_add_gelu_grad`` and ``random_mask_like`` need no formula (the
-first only appears in backward graphs, the second returns a bool mask).
+``fused_bias_add_gelu_grad`` has a formula too, so that double backward
+(gradient penalties, Hessian-vector products) through the fused GELU is
+exact; ``random_mask_like`` needs none (it returns a bool mask).
 """
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +92,45 @@ def _backward_bias_add_gelu(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
     return _x_and_bias_grads(ctx, grad_pre, num_other_inputs=2)
 
 
+def _gelu_second_derivative(v: torch.Tensor, approximate: str) -> torch.Tensor:
+    """d^2 gelu(v) / dv^2, in differentiable torch ops (for higher orders)."""
+    if approximate == "tanh":
+        k, c = math.sqrt(2 / math.pi), 0.044715
+        t = torch.tanh(k * (v + c * v * v * v))
+        du = k * (1 + 3 * c * v * v)  # d(inner) / dv
+        return (1 - t * t) * (du - v * t * du * du + 3 * k * c * v * v)
+    pdf = torch.exp(-0.5 * v * v) / math.sqrt(2 * math.pi)
+    return pdf * (2 - v * v)
+
+
+def _bias_view(bias: torch.Tensor, ndim: int, axis: int) -> torch.Tensor:
+    """bias shaped to broadcast along `axis` of an ndim tensor."""
+    return bias.reshape([-1 if d == axis else 1 for d in range(ndim)])
+
+
+def _setup_bias_add_gelu_grad(
+    ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor
+) -> None:
+    grad, x, bias, axis, approximate = inputs
+    ctx.save_for_backward(grad, x, bias)
+    ctx.axis = _normalize_axis(axis, x.dim())
+    ctx.approximate = approximate
+
+
+def _backward_bias_add_gelu_grad(ctx: Any, upstream: torch.Tensor) -> tuple[Any, ...]:
+    # out = grad * gelu'(x + bias): linear in grad, gelu'' for x and bias.
+    grad, x, bias = ctx.saved_tensors
+    needs_grad, needs_x, needs_bias = ctx.needs_input_grad[:3]
+    d_grad = torch.ops.fxmlir.fused_bias_add_gelu_grad(
+        upstream, x, bias, ctx.axis, ctx.approximate) if needs_grad else None
+    d_pre = None
+    if needs_x or needs_bias:
+        pre = x + _bias_view(bias, x.dim(), ctx.axis)
+        d_pre = upstream * grad * _gelu_second_derivative(pre, ctx.approximate)
+    return (d_grad, d_pre if needs_x else None,
+            _bias_grad(d_pre, ctx.axis) if needs_bias else None, None, None)
+
+
 def _setup_bias_add_mask_scale(
     ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor
 ) -> None:
@@ -112,6 +153,11 @@ torch.library.register_autograd(
     "fxmlir::fused_bias_add_gelu",
     _backward_bias_add_gelu,
     setup_context=_setup_bias_add_gelu,
+)
+torch.library.register_autograd(
+    "fxmlir::fused_bias_add_gelu_grad",
+    _backward_bias_add_gelu_grad,
+    setup_context=_setup_bias_add_gelu_grad,
 )
 torch.library.register_autograd(
     "fxmlir::fused_bias_add_mask_scale",

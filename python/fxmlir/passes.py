@@ -28,26 +28,33 @@ def default_pipeline() -> tuple[str, ...]:
     return tuple(n for n, p in registry().items() if p.in_default_pipeline)
 
 
-def parse_selection(spec: str, what: str = "FXMLIR_PASSES") -> tuple[str, ...]:
-    """Passes selected by a spec such as "default", "none", "cse,canonicalize"
-    or "-cse,+fuse-x" (changes to the default pipeline). The result keeps
-    pipeline order. `what` names the setting in errors."""
+def parse_selection(items: list[str], what: str = "FXMLIR_PASSES") -> tuple[str, ...]:
+    """Passes selected by items such as ["default"], ["none"], ["cse",
+    "canonicalize"] or ["-cse", "+fuse-x"] (edits to the default pipeline,
+    alone or after "default"). The result keeps pipeline order. `what` names
+    the setting in errors."""
     names = registry()
-    items = [item.strip() for item in spec.split(",") if item.strip()]
-    relative = all(item[0] in "+-" for item in items) and items
-    selected = set(default_pipeline()) if relative else set()
-    for item in items:
-        if item == "default":
-            selected |= set(default_pipeline())
-            continue
-        if item == "none":
+    accepted = ("'default', 'none', a comma-separated list of pass names, or of -name/+name "
+                f"edits to the default pipeline; pass names: {', '.join(names)}")
+    if not items or not all(items):
+        raise ValueError(f"{what}={','.join(items)!r} has an empty pass name "
+                         f"(use 'none' to run no pass); accepted values: {accepted}")
+    edits = [item for item in items if item[0] in "+-"]
+    plain = [item for item in items if item[0] not in "+-"]
+    if "none" in plain and len(items) > 1:
+        raise ValueError(f"{what}={','.join(items)!r}: 'none' must stand alone; "
+                         f"accepted values: {accepted}")
+    if edits and set(plain) - {"default"}:
+        raise ValueError(f"{what}={','.join(items)!r} mixes edits of the default pipeline "
+                         f"({', '.join(edits)}) with pass names ({', '.join(plain)}); "
+                         f"accepted values: {accepted}")
+    selected = set(default_pipeline()) if edits or "default" in plain else set()
+    for item in plain + edits:
+        if item in ("default", "none"):
             continue
         sign, name = (item[0], item[1:]) if item[0] in "+-" else ("+", item)
         if name not in names:
-            raise ValueError(
-                f"{what}: unknown pass '{name}'; accepted values: 'default', 'none', "
-                f"or a comma-separated list of [+|-]name with name one of "
-                f"{', '.join(names)}")
+            raise ValueError(f"{what}: unknown pass '{name}'; accepted values: {accepted}")
         if sign == "+":
             selected.add(name)
         else:

@@ -83,6 +83,7 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
             "fused_ops": _fused_counts(ops_after),
             "typed_ops_imported": imported.typed_ops,
             "generic_ops_imported": imported.generic_ops,
+            "mutation_ops_imported": imported.mutation_ops,
             "time_ms": {k: round(v, 3) for k, v in times.items()},
         })
     log.info("fxmlir: %s/%s round trip: %d ops -> %d ops (%s) in %.1f ms", graph_id, stage,
@@ -98,13 +99,25 @@ def round_trip_or_fallback(gm: fx.GraphModule, graph_id: str, stage: str,
     try:
         return round_trip(gm, graph_id, stage, options, latest)
     except Exception as e:  # noqa: BLE001 - any failure must fall back
-        folder = options.dump_dir or Path(tempfile.gettempdir()) / "fxmlir-failures"
-        folder = folder / graph_id / stage
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "failed-graph.py").write_text(f"# {type(e).__name__}: {e}\n{gm.code}")
-        if latest:  # the module as the failing step left it
-            (folder / "failed-module.mlir").write_text(str(latest[-1]))
+        where = _dump_failure(options, graph_id, stage, f"# {type(e).__name__}: {e}\n{gm.code}",
+                              latest)
         warnings.warn(f"fxmlir: {graph_id}/{stage} graph kept as is: {type(e).__name__}: "
-                      f"{e} (dumped to {folder})", FallbackWarning, stacklevel=2)
+                      f"{e} ({where})", FallbackWarning, stacklevel=2)
         log.debug("fxmlir: round trip failure", exc_info=True)
         return gm
+
+
+def _dump_failure(options: Options, graph_id: str, stage: str, graph: str,
+                  latest: list[str | _C.Module]) -> str:
+    """Writes the failed graph and module; says where, or why it could not:
+    the fallback itself must never fail."""
+    folder = options.dump_dir or Path(tempfile.gettempdir()) / "fxmlir-failures"
+    folder = folder / graph_id / stage
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "failed-graph.py").write_text(graph)
+        if latest:  # the module as the failing step left it
+            (folder / "failed-module.mlir").write_text(str(latest[-1]))
+    except Exception as e:  # noqa: BLE001 - e.g. the folder is a file, or full
+        return f"no dump written to {folder}: {type(e).__name__}: {e}"
+    return f"dumped to {folder}"

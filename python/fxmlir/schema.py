@@ -14,7 +14,13 @@ it to spell and read those ops, so the three cannot drift apart:
   `ArgRule.default`;
 - results: `Tensor`, `Tensor[]` (variadic), or a number (i64/f64/i1);
 - names that would clash with ODS-generated C++ (accessors, builder
-  parameters) or with C++ keywords get a trailing `_` (`name` -> `name_`).
+  parameters) or with C++ keywords get a trailing `_` (`name` -> `name_`);
+- verification beyond types (`VerifyRule`): ops torch tags `pointwise` check
+  that their results have the broadcast shape of their tensor operands; ops
+  in FLOATING_POINT_OPS take floating-point tensors only; `str` arguments in
+  STR_ENUMS (and layouts, memory formats) accept only torch's values; ops in
+  HAND_VERIFIED (matmuls, views) have a C++ verifier of their own
+  (mlir/lib/Dialect/AtenVerifiers.cpp).
 
 Ops that mutate or alias-write their inputs, take a Generator/Stream/Storage
 or a type without an attribute (complex, Dimname, str[], ...), or return
@@ -37,7 +43,13 @@ __all__ = [
     "OpSignature",
     "ResultKind",
     "ResultRule",
+    "VerifyRule",
     "EXTRA_OPS",
+    "FLOATING_POINT_OPS",
+    "HAND_VERIFIED",
+    "STR_ENUMS",
+    "enum_ods_name",
+    "enums",
     "aten_overloads",
     "ods_def_name",
     "mlir_op_name",
@@ -117,6 +129,7 @@ class ArgRule:
     optional: bool = False  # `T?` attribute: absent when None
     default: Any = _NO_DEFAULT  # schema default, as a Python value
     kwarg_only: bool = False
+    enum: str | None = None  # name in ENUMS, for str-like attributes taking a fixed set
 
     @property
     def is_operand(self) -> bool:
@@ -130,8 +143,8 @@ class ArgRule:
     def ods_constraint(self) -> str:
         if self.kind is ArgKind.ATTRIBUTE:
             assert self.attr is not None
-            return (f"OptionalAttr<{self.attr.ods}>" if self.optional
-                    else self.attr.ods)
+            ods = enum_ods_name(self.enum) if self.enum else self.attr.ods
+            return f"OptionalAttr<{ods}>" if self.optional else ods
         return {
             ArgKind.TENSOR: "Fxmlir_Tensor",
             ArgKind.OPTIONAL_TENSOR: "Fxmlir_OptionalTensor",
@@ -168,6 +181,48 @@ class OpSignature:
     @property
     def is_pure(self) -> bool:
         return torch.Tag.nondeterministic_seeded not in self.op.tags
+
+    @property
+    def verify_rules(self) -> tuple[VerifyRule, ...]:
+        qualified = _qualified(self.op)
+        rules = []
+        if torch.Tag.pointwise in self.op.tags:
+            rules.append(VerifyRule.BROADCAST_SHAPES)
+        if qualified in FLOATING_POINT_OPS:
+            rules.append(VerifyRule.FLOATING_POINT_OPERANDS)
+        if qualified in HAND_VERIFIED:
+            rules.append(VerifyRule.HAND_WRITTEN)
+        return tuple(rules)
+
+
+class VerifyRule(enum.Enum):
+    """Checks a generated op makes beyond its operand and attribute types."""
+
+    BROADCAST_SHAPES = "Fxmlir_BroadcastShapes"  # trait in FxmlirBase.td
+    FLOATING_POINT_OPERANDS = "Fxmlir_FloatingPointOperands"  # trait too
+    HAND_WRITTEN = "hasVerifier"  # C++ in mlir/lib/Dialect/AtenVerifiers.cpp
+
+
+# `str` arguments, by name, that accept only these values (torch raises for
+# others).
+STR_ENUMS = {
+    "approximate": ("none", "tanh"),
+    "rounding_mode": ("trunc", "floor"),
+    "reduce": ("sum", "prod", "mean", "amax", "amin"),
+}
+# Ops whose kernels exist for floating-point tensors only (torch raises "not
+# implemented for 'Int'"; tests/python/test_gen_aten_ods.py checks it).
+FLOATING_POINT_OPS = frozenset({
+    "gelu", "gelu_backward", "elu", "sigmoid_backward", "tanh_backward",
+    "native_dropout", "native_layer_norm", "native_layer_norm_backward",
+    "_softmax", "_log_softmax", "_softmax_backward_data",
+    "_log_softmax_backward_data",
+})
+# Ops with a shape rule of their own, written in C++.
+HAND_VERIFIED = frozenset({
+    "mm", "addmm", "bmm", "linear", "view", "_unsafe_view", "t",
+    "transpose.int", "permute", "expand", "unsqueeze",
+})
 
 
 class Unsupported(Exception):
@@ -225,6 +280,19 @@ _ENUM_DEFAULTS = {
                        "complex128", "bool", "qint8", "quint8", "qint32",
                        "bfloat16"),
 }
+
+
+def enums() -> dict[str, tuple[str, ...]]:
+    """Every string enum attributes may take, by name: STR_ENUMS plus torch's
+    layout and memory format names."""
+    return {**STR_ENUMS,
+            AttrKind.LAYOUT.value: _ENUM_DEFAULTS["LayoutType"],
+            AttrKind.MEMORY_FORMAT.value: _ENUM_DEFAULTS["MemoryFormatType"]}
+
+
+def enum_ods_name(enum: str) -> str:
+    """The ODS attribute constraint of an enum: `Fxmlir_ApproximateAttr`."""
+    return f"Fxmlir_{_camel(enum)}Attr"
 
 
 def ods_name(name: str) -> str:
@@ -299,8 +367,11 @@ def _arg_rule(arg: torch._C.Argument) -> ArgRule:
             return ArgRule(kind=ArgKind.ATTRIBUTE, attr=_LIST_ATTR_KINDS[elem.kind()],
                            optional=optional, **common)
     elif kind in _ATTR_KINDS:
-        return ArgRule(kind=ArgKind.ATTRIBUTE, attr=_ATTR_KINDS[kind],
-                       optional=optional, **common)
+        attr = _ATTR_KINDS[kind]
+        enum = attr.value if attr in (AttrKind.LAYOUT, AttrKind.MEMORY_FORMAT) else \
+            arg.name if attr is AttrKind.STR and arg.name in STR_ENUMS else None
+        return ArgRule(kind=ArgKind.ATTRIBUTE, attr=attr, optional=optional,
+                       enum=enum, **common)
     raise Unsupported(f"argument '{arg.name}' of type {arg.real_type}")
 
 

@@ -3,6 +3,8 @@ torch.library.opcheck, input validation, mask statistics and seeding, and use
 inside a compiled training step. CUDA variants run only where CUDA is."""
 
 import math
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -321,6 +323,38 @@ def test_errors() -> None:
             ops.random_mask_like(x, p)
 
 
+# One failing call per op: its kernel's argument check raises c10::Error.
+RAISING_CALLS = {
+    "bias_add": "ops.bias_add(x, torch.randn(1, 5, device=d), 1)",
+    "fused_bias_add_gelu": "ops.fused_bias_add_gelu(x, b, 1, 'erf')",
+    "fused_bias_add_gelu_grad": "ops.fused_bias_add_gelu_grad(torch.randn(4, 6, device=d), x, b, 1)",
+    "random_mask_like": "ops.random_mask_like(x, 1.5)",
+    "fused_bias_add_mask_scale": "ops.fused_bias_add_mask_scale(x, b, x, 1, 2.0)",
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_every_op_raises_on_every_device(device: str) -> None:
+    """A failed check reaches Python as RuntimeError, in a child process so
+    that a crash (as once seen on a CUDA build) fails this test, naming the
+    op, instead of killing the suite."""
+    lines = ["import torch, fxmlir.ops", "ops = torch.ops.fxmlir", f"d = {device!r}",
+             "x, b = torch.randn(4, 5, device=d), torch.randn(5, device=d)"]
+    for name, call in RAISING_CALLS.items():
+        lines += [f"print({name!r}, end=' ', flush=True)",
+                  f"try:\n    {call}\nexcept RuntimeError:\n    print('raised', flush=True)",
+                  "else:\n    print('returned', flush=True)"]
+    result = subprocess.run([sys.executable, "-c", "\n".join(lines)],
+                            capture_output=True, text=True, timeout=300)
+    outcomes = dict(line.split(" ", 1) for line in result.stdout.splitlines() if " " in line)
+    assert result.returncode == 0, (
+        f"exit {result.returncode} after {result.stdout.split()[-1:]}: {result.stderr[-2000:]}")
+    assert outcomes == {name: "raised" for name in RAISING_CALLS}
+    registered = {name.split("::")[1] for name in torch._C._dispatch_get_all_op_names()
+                  if name.startswith("fxmlir::")}
+    assert set(RAISING_CALLS) == registered, "every op needs a raising call here"
+
+
 def test_errors_on_meta() -> None:
     """Fake/Meta kernels validate like the real ones (tracing fails early)."""
     x = torch.empty(4, 5, device="meta")
@@ -374,3 +408,24 @@ def test_compiled_train_step(device: str, backend: str, dynamic: bool) -> None:
         grads.append([p.grad.clone() for p in model.parameters()])
     for eager_grad, compiled_grad in zip(*grads):
         torch.testing.assert_close(compiled_grad, eager_grad)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("shape,axis", [((3, 5), 1), ((2, 3, 4), 1), ((4, 3), 0)])
+def test_fused_bias_add_gelu_double_backward(device, approximate, shape, axis) -> None:
+    """Second derivatives through the fused op (and its fused gradient) match
+    finite differences in float64."""
+    x, bias = make_inputs(shape, axis, torch.float64, device)
+    x.requires_grad_(True)
+    bias.requires_grad_(True)
+
+    def fn(x, b):
+        return ops.fused_bias_add_gelu(x, b, axis, approximate)
+
+    assert torch.autograd.gradcheck(fn, (x, bias))
+    assert torch.autograd.gradgradcheck(fn, (x, bias))
+    grad = torch.randn(shape, dtype=torch.float64, device=device, requires_grad=True)
+    assert torch.autograd.gradcheck(
+        lambda g, x, b: ops.fused_bias_add_gelu_grad(g, x, b, axis, approximate),
+        (grad, x, bias))

@@ -32,13 +32,6 @@ class GPTMLP(nn.Module):
         return self.resid_drop(self.c_proj(self.drop(self.act(self.c_fc(x)))))
 
 
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
-
-
 def train(model: nn.Module, step_fn, steps: int = STEPS) -> list[float]:
     torch.manual_seed(1)
     x, target = torch.randn(4, 16, 32), torch.randn(4, 16, 32)

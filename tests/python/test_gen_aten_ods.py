@@ -197,3 +197,64 @@ def test_op_from_mlir_name() -> None:
     assert schema.op_from_mlir_name("fxmlir.aten.no_such_op") is None
     assert schema.op_from_mlir_name("fxmlir.aten.add.no_such_overload") is None
     assert schema.op_from_mlir_name("func.call") is None
+
+
+def _int_inputs(op) -> tuple[list, dict]:
+    """Small int32 arguments for every tensor argument of `op`, schema
+    defaults elsewhere (enough to reach the kernel's dtype check)."""
+    x = torch.ones(2, 3, dtype=torch.int32)
+    examples = {"normalized_shape": [3], "p": 0.5, "train": True, "dim": 1,
+                "half_to_float": False, "input_dtype": torch.int32, "eps": 1e-5,
+                "output_mask": [True, True, True]}
+    args, kwargs = [], {}
+    for a in op._schema.arguments:
+        if "Tensor" in str(a.type):
+            value = torch.ones(3, dtype=torch.int32) if a.name in ("weight", "bias") else \
+                torch.ones(2, 1, dtype=torch.int32) if a.name in ("mean", "rstd") else x
+        else:
+            value = examples.get(a.name, a.default_value)
+        if a.kwarg_only:
+            kwargs[a.name] = value
+        else:
+            args.append(value)
+    return args, kwargs
+
+
+@pytest.mark.parametrize("qualified", sorted(schema.FLOATING_POINT_OPS))
+def test_floating_point_ops_reject_integers_in_torch(qualified: str) -> None:
+    op = schema.resolve(qualified)
+    assert op is not None and schema.op_signature(op) is not None
+    assert schema.VerifyRule.FLOATING_POINT_OPERANDS in schema.op_signature(op).verify_rules
+    args, kwargs = _int_inputs(op)
+    with pytest.raises(RuntimeError, match="not implemented for 'Int'|can't be cast"):
+        op(*args, **kwargs)
+
+
+def test_str_enums_are_what_torch_accepts() -> None:
+    x = torch.randn(4)
+    for value in schema.STR_ENUMS["approximate"]:
+        aten.gelu(x, approximate=value)
+    with pytest.raises(RuntimeError):
+        aten.gelu(x, approximate="erf")
+    for value in schema.STR_ENUMS["rounding_mode"]:
+        aten.div.Tensor_mode(x, x, rounding_mode=value)
+    with pytest.raises(RuntimeError):
+        aten.div.Tensor_mode(x, x, rounding_mode="round")
+    gelu = _args(aten.gelu.default)["approximate"]
+    assert gelu.enum == "approximate"
+    assert gelu.ods_constraint == "Fxmlir_ApproximateAttr"
+    assert _args(aten.clone.default)["memory_format"].ods_constraint == \
+        "OptionalAttr<Fxmlir_MemoryFormatAttr>"
+
+
+def test_verify_rules_by_op_family() -> None:
+    rules = {op: schema.op_signature(op).verify_rules
+             for op in (aten.add.Tensor, aten.gelu.default, aten.mm.default,
+                        aten.sum.dim_IntList)}
+    assert rules[aten.add.Tensor] == (schema.VerifyRule.BROADCAST_SHAPES,)
+    assert rules[aten.gelu.default] == (schema.VerifyRule.BROADCAST_SHAPES,
+                                        schema.VerifyRule.FLOATING_POINT_OPERANDS)
+    assert rules[aten.mm.default] == (schema.VerifyRule.HAND_WRITTEN,)
+    assert rules[aten.sum.dim_IntList] == ()
+    text = gen.op_def(schema.op_signature(aten.mm.default))
+    assert "let hasVerifier = 1;" in text

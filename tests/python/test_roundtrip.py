@@ -41,13 +41,6 @@ def compare_with_eager(model: nn.Module, *inputs: torch.Tensor, steps: int = 2,
                 m.zero_grad()
 
 
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
-
-
 def test_mlp_with_dropout():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Dropout(0.1), nn.Linear(64, 8))

@@ -21,7 +21,15 @@ namespace {
 
 static bool isLastAxis(BiasAddOp op) {
   int64_t rank = op.getType().getRank();
-  return op.getAxis() == rank - 1 || op.getAxis() == -1;
+  return normalizeDim(op.getAxis(), rank) == rank - 1;
+}
+
+/// Whether the bias, added along the last dim after `view`, is also a bias
+/// of the columns of `mm` (the view keeps the last dim).
+static bool viewKeepsColumns(ViewOp view, MmOp mm) {
+  int64_t columns = mm.getType().getShape().back();
+  return !ShapedType::isDynamic(columns) &&
+         view.getType().getShape().back() == columns;
 }
 
 static AddmmOp createAddmm(PatternRewriter &rewriter, MmOp mm, Value bias) {
@@ -43,7 +51,7 @@ struct RecomposeBiasAdd : OpRewritePattern<BiasAddOp> {
     }
     if (auto view = input.getDefiningOp<ViewOp>(); view && view->hasOneUse()) {
       auto mm = view.getSelf().getDefiningOp<MmOp>();
-      if (mm && mm->hasOneUse()) {
+      if (mm && mm->hasOneUse() && viewKeepsColumns(view, mm)) {
         auto addmm = createAddmm(rewriter, mm, op.getBias());
         rewriter.replaceOpWithNewOp<ViewOp>(op, op.getType(), addmm,
                                             view.getSizeAttr());

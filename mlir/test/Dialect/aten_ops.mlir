@@ -94,3 +94,27 @@ func.func @factories() -> (tensor<2x3xbf16, #fxmlir.device<"cuda:0">>, i64) {
   %1 = fxmlir.aten.sym_size.int %0 {dim = 0 : i64} : (tensor<2x3xbf16, #fxmlir.device<"cuda:0">>) -> i64
   return %0, %1 : tensor<2x3xbf16, #fxmlir.device<"cuda:0">>, i64
 }
+
+// Shape rules accept torch's broadcasting, dynamic dims, inferred view dims
+// and negative dims.
+// CHECK-LABEL: func.func @shape_rules
+func.func @shape_rules(%a: tensor<?x1x4xf32>, %b: tensor<3x1xf32>, %x: tensor<?x16xf32>,
+                       %w: tensor<16x?xf32>, %bias: tensor<?xf32>, %t: tensor<2x3x4xf32>)
+    -> (tensor<?x3x4xf32>, tensor<?x?xf32>, tensor<?x2x8xf32>, tensor<4x3x2xf32>,
+        tensor<5x2x3x4xf32>, tensor<2x3x1x4xf32>, tensor<4x3x2xf32>) {
+  // CHECK: fxmlir.aten.add.Tensor
+  %0 = fxmlir.aten.add.Tensor %a, %b {alpha = 1 : i64} : (tensor<?x1x4xf32>, tensor<3x1xf32>) -> tensor<?x3x4xf32>
+  // CHECK: fxmlir.aten.addmm
+  %1 = fxmlir.aten.addmm %bias, %x, %w {alpha = 1 : i64, beta = 1 : i64} : (tensor<?xf32>, tensor<?x16xf32>, tensor<16x?xf32>) -> tensor<?x?xf32>
+  // CHECK: fxmlir.aten.view
+  %2 = fxmlir.aten.view %t {size = array<i64: -1, 2, 8>} : (tensor<2x3x4xf32>) -> tensor<?x2x8xf32>
+  // CHECK: fxmlir.aten.transpose.int
+  %3 = fxmlir.aten.transpose.int %t {dim0 = -1 : i64, dim1 = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
+  // CHECK: fxmlir.aten.expand
+  %4 = fxmlir.aten.expand %t {implicit = false, size = array<i64: 5, -1, 3, 4>} : (tensor<2x3x4xf32>) -> tensor<5x2x3x4xf32>
+  // CHECK: fxmlir.aten.unsqueeze
+  %5 = fxmlir.aten.unsqueeze %t {dim = -2 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x1x4xf32>
+  // CHECK: fxmlir.aten.permute
+  %6 = fxmlir.aten.permute %t {dims = array<i64: 2, 1, 0>} : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<?x3x4xf32>, tensor<?x?xf32>, tensor<?x2x8xf32>, tensor<4x3x2xf32>, tensor<5x2x3x4xf32>, tensor<2x3x1x4xf32>, tensor<4x3x2xf32>
+}

@@ -45,3 +45,19 @@ func.func @inner_axis(%x: tensor<16x4xf32>, %b: tensor<16xf32>) -> tensor<16x4xf
   %0 = fxmlir.bias_add %x, %b {axis = 0 : i64} : (tensor<16x4xf32>, tensor<16xf32>) -> tensor<16x4xf32>
   return %0 : tensor<16x4xf32>
 }
+
+// A view that regroups the product's columns: the bias is not a bias of the
+// product's columns, so no addmm (64 columns, 32 bias entries) is made.
+// CHECK-LABEL: func.func @view_regroups_columns
+// CHECK: %[[MM:.*]] = fxmlir.aten.mm %arg0, %arg1
+// CHECK: %[[VIEW:.*]] = fxmlir.aten.view %[[MM]] {size = array<i64: 16, 32>}
+// CHECK: fxmlir.aten.add.Tensor %[[VIEW]], %arg2
+// CHECK-NOT: fxmlir.aten.addmm
+// ROUNDTRIP-LABEL: func.func @view_regroups_columns
+// ROUNDTRIP-NOT: fxmlir.aten.addmm
+func.func @view_regroups_columns(%x: tensor<8x16xf32>, %w: tensor<16x64xf32>, %b: tensor<32xf32>) -> tensor<16x32xf32> {
+  %0 = fxmlir.aten.mm %x, %w : (tensor<8x16xf32>, tensor<16x64xf32>) -> tensor<8x64xf32>
+  %1 = fxmlir.aten.view %0 {size = array<i64: 16, 32>} : (tensor<8x64xf32>) -> tensor<16x32xf32>
+  %2 = fxmlir.bias_add %1, %b {axis = 1 : i64} : (tensor<16x32xf32>, tensor<32xf32>) -> tensor<16x32xf32>
+  return %2 : tensor<16x32xf32>
+}

@@ -13,6 +13,12 @@
 
 include "fxmlir/Dialect/FxmlirBase.td"
 
+def Fxmlir_ApproximateAttr : Fxmlir_StrEnumAttr<["none", "tanh"]>;
+def Fxmlir_LayoutAttr : Fxmlir_StrEnumAttr<["strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "_mkldnn", "jagged"]>;
+def Fxmlir_MemoryFormatAttr : Fxmlir_StrEnumAttr<["contiguous_format", "preserve_format", "channels_last", "channels_last_3d"]>;
+def Fxmlir_ReduceAttr : Fxmlir_StrEnumAttr<["sum", "prod", "mean", "amax", "amin"]>;
+def Fxmlir_RoundingModeAttr : Fxmlir_StrEnumAttr<["trunc", "floor"]>;
+
 def Aten_UnderscoreAdaptiveAvgPool2dOp : Aten_Op<"_adaptive_avg_pool2d", [Pure]> {
   let summary = "aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor";
   let arguments = (ins
@@ -108,7 +114,7 @@ def Aten_UnderscoreLocalScalarDenseOp : Aten_Op<"_local_scalar_dense", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_UnderscoreLogSoftmaxOp : Aten_Op<"_log_softmax", [Pure]> {
+def Aten_UnderscoreLogSoftmaxOp : Aten_Op<"_log_softmax", [Pure, Fxmlir_FloatingPointOperands]> {
   let summary = "aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -119,7 +125,7 @@ def Aten_UnderscoreLogSoftmaxOp : Aten_Op<"_log_softmax", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_UnderscoreLogSoftmaxBackwardDataOp : Aten_Op<"_log_softmax_backward_data", [Pure]> {
+def Aten_UnderscoreLogSoftmaxBackwardDataOp : Aten_Op<"_log_softmax_backward_data", [Pure, Fxmlir_FloatingPointOperands]> {
   let summary = "aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$grad_output,
@@ -450,7 +456,7 @@ def Aten_UnderscoreScaledDotProductFusedAttentionOverrideableBackwardOp : Aten_O
   let assemblyFormat = "$grad_out `,` $query `,` $key `,` $value `,` $attn_bias `,` $out `,` $logsumexp `,` $cum_seq_q `,` $cum_seq_k `,` $philox_seed `,` $philox_offset attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_UnderscoreSoftmaxOp : Aten_Op<"_softmax", [Pure]> {
+def Aten_UnderscoreSoftmaxOp : Aten_Op<"_softmax", [Pure, Fxmlir_FloatingPointOperands]> {
   let summary = "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -461,7 +467,7 @@ def Aten_UnderscoreSoftmaxOp : Aten_Op<"_softmax", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_UnderscoreSoftmaxBackwardDataOp : Aten_Op<"_softmax_backward_data", [Pure]> {
+def Aten_UnderscoreSoftmaxBackwardDataOp : Aten_Op<"_softmax_backward_data", [Pure, Fxmlir_FloatingPointOperands]> {
   let summary = "aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$grad_output,
@@ -478,11 +484,11 @@ def Aten_UnderscoreToCopyOp : Aten_Op<"_to_copy", [Pure]> {
   let arguments = (ins
     Fxmlir_Tensor:$self,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory,
     BoolAttr:$non_blocking,
-    OptionalAttr<StrAttr>:$memory_format
+    OptionalAttr<Fxmlir_MemoryFormatAttr>:$memory_format
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
@@ -496,23 +502,24 @@ def Aten_UnderscoreUnsafeViewOp : Aten_Op<"_unsafe_view", [Pure]> {
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
-def Aten_AbsOp : Aten_Op<"abs", [Pure]> {
+def Aten_AbsOp : Aten_Op<"abs", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::abs(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_AcosOp : Aten_Op<"acos", [Pure]> {
+def Aten_AcosOp : Aten_Op<"acos", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::acos(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_AcoshOp : Aten_Op<"acosh", [Pure]> {
+def Aten_AcoshOp : Aten_Op<"acosh", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::acosh(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
@@ -539,7 +546,7 @@ def Aten_AdaptiveAvgPool2dOp : Aten_Op<"adaptive_avg_pool2d", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_AddScalarOp : Aten_Op<"add.Scalar", [Pure]> {
+def Aten_AddScalarOp : Aten_Op<"add.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -550,7 +557,7 @@ def Aten_AddScalarOp : Aten_Op<"add.Scalar", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_AddTensorOp : Aten_Op<"add.Tensor", [Pure]> {
+def Aten_AddTensorOp : Aten_Op<"add.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -572,6 +579,7 @@ def Aten_AddmmOp : Aten_Op<"addmm", [Pure]> {
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self `,` $mat1 `,` $mat2 attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Aten_AliasOp : Aten_Op<"alias", [Pure]> {
@@ -639,7 +647,7 @@ def Aten_ArangeStartStepOp : Aten_Op<"arange.start_step", [Pure]> {
     Fxmlir_ScalarAttr:$end,
     Fxmlir_ScalarAttr:$step,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory
   );
@@ -681,28 +689,28 @@ def Aten_AsStridedOp : Aten_Op<"as_strided", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_AsinOp : Aten_Op<"asin", [Pure]> {
+def Aten_AsinOp : Aten_Op<"asin", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::asin(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_AsinhOp : Aten_Op<"asinh", [Pure]> {
+def Aten_AsinhOp : Aten_Op<"asinh", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::asinh(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_AtanOp : Aten_Op<"atan", [Pure]> {
+def Aten_AtanOp : Aten_Op<"atan", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::atan(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_Atan2Op : Aten_Op<"atan2", [Pure]> {
+def Aten_Atan2Op : Aten_Op<"atan2", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::atan2(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -712,7 +720,7 @@ def Aten_Atan2Op : Aten_Op<"atan2", [Pure]> {
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_AtanhOp : Aten_Op<"atanh", [Pure]> {
+def Aten_AtanhOp : Aten_Op<"atanh", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::atanh(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
@@ -779,7 +787,7 @@ def Aten_AvgPool3dOp : Aten_Op<"avg_pool3d", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_BitwiseAndScalarOp : Aten_Op<"bitwise_and.Scalar", [Pure]> {
+def Aten_BitwiseAndScalarOp : Aten_Op<"bitwise_and.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -789,7 +797,7 @@ def Aten_BitwiseAndScalarOp : Aten_Op<"bitwise_and.Scalar", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_BitwiseAndTensorOp : Aten_Op<"bitwise_and.Tensor", [Pure]> {
+def Aten_BitwiseAndTensorOp : Aten_Op<"bitwise_and.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -799,14 +807,14 @@ def Aten_BitwiseAndTensorOp : Aten_Op<"bitwise_and.Tensor", [Pure]> {
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_BitwiseNotOp : Aten_Op<"bitwise_not", [Pure]> {
+def Aten_BitwiseNotOp : Aten_Op<"bitwise_not", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::bitwise_not(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_BitwiseOrScalarOp : Aten_Op<"bitwise_or.Scalar", [Pure]> {
+def Aten_BitwiseOrScalarOp : Aten_Op<"bitwise_or.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -816,7 +824,7 @@ def Aten_BitwiseOrScalarOp : Aten_Op<"bitwise_or.Scalar", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_BitwiseOrTensorOp : Aten_Op<"bitwise_or.Tensor", [Pure]> {
+def Aten_BitwiseOrTensorOp : Aten_Op<"bitwise_or.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -826,7 +834,7 @@ def Aten_BitwiseOrTensorOp : Aten_Op<"bitwise_or.Tensor", [Pure]> {
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_BitwiseXorScalarOp : Aten_Op<"bitwise_xor.Scalar", [Pure]> {
+def Aten_BitwiseXorScalarOp : Aten_Op<"bitwise_xor.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -836,7 +844,7 @@ def Aten_BitwiseXorScalarOp : Aten_Op<"bitwise_xor.Scalar", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_BitwiseXorTensorOp : Aten_Op<"bitwise_xor.Tensor", [Pure]> {
+def Aten_BitwiseXorTensorOp : Aten_Op<"bitwise_xor.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -854,6 +862,7 @@ def Aten_BmmOp : Aten_Op<"bmm", [Pure]> {
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self `,` $mat2 attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Aten_CatOp : Aten_Op<"cat", [Pure]> {
@@ -866,14 +875,14 @@ def Aten_CatOp : Aten_Op<"cat", [Pure]> {
   let assemblyFormat = "` ` `[` $tensors `]` attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_CeilOp : Aten_Op<"ceil", [Pure]> {
+def Aten_CeilOp : Aten_Op<"ceil", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::ceil(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_ClampOp : Aten_Op<"clamp", [Pure]> {
+def Aten_ClampOp : Aten_Op<"clamp", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -884,7 +893,7 @@ def Aten_ClampOp : Aten_Op<"clamp", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_ClampTensorOp : Aten_Op<"clamp.Tensor", [Pure]> {
+def Aten_ClampTensorOp : Aten_Op<"clamp.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -895,11 +904,11 @@ def Aten_ClampTensorOp : Aten_Op<"clamp.Tensor", [Pure]> {
   let assemblyFormat = "$self `,` $min `,` $max attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_CloneOp : Aten_Op<"clone", [Pure]> {
+def Aten_CloneOp : Aten_Op<"clone", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
-    OptionalAttr<StrAttr>:$memory_format
+    OptionalAttr<Fxmlir_MemoryFormatAttr>:$memory_format
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
@@ -981,14 +990,14 @@ def Aten_CopyOp : Aten_Op<"copy", [Pure]> {
   let assemblyFormat = "$self `,` $src attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_CosOp : Aten_Op<"cos", [Pure]> {
+def Aten_CosOp : Aten_Op<"cos", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::cos(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_CoshOp : Aten_Op<"cosh", [Pure]> {
+def Aten_CoshOp : Aten_Op<"cosh", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::cosh(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
@@ -1025,7 +1034,7 @@ def Aten_DiagonalOp : Aten_Op<"diagonal", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_DivScalarOp : Aten_Op<"div.Scalar", [Pure]> {
+def Aten_DivScalarOp : Aten_Op<"div.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::div.Scalar(Tensor self, Scalar other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1035,18 +1044,18 @@ def Aten_DivScalarOp : Aten_Op<"div.Scalar", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_DivScalarModeOp : Aten_Op<"div.Scalar_mode", [Pure]> {
+def Aten_DivScalarModeOp : Aten_Op<"div.Scalar_mode", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
     Fxmlir_ScalarAttr:$other,
-    OptionalAttr<StrAttr>:$rounding_mode
+    OptionalAttr<Fxmlir_RoundingModeAttr>:$rounding_mode
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_DivTensorOp : Aten_Op<"div.Tensor", [Pure]> {
+def Aten_DivTensorOp : Aten_Op<"div.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::div.Tensor(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1056,18 +1065,18 @@ def Aten_DivTensorOp : Aten_Op<"div.Tensor", [Pure]> {
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_DivTensorModeOp : Aten_Op<"div.Tensor_mode", [Pure]> {
+def Aten_DivTensorModeOp : Aten_Op<"div.Tensor_mode", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
     Fxmlir_Tensor:$other,
-    OptionalAttr<StrAttr>:$rounding_mode
+    OptionalAttr<Fxmlir_RoundingModeAttr>:$rounding_mode
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_EluOp : Aten_Op<"elu", [Pure]> {
+def Aten_EluOp : Aten_Op<"elu", [Pure, Fxmlir_BroadcastShapes, Fxmlir_FloatingPointOperands]> {
   let summary = "aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1110,10 +1119,10 @@ def Aten_EmptyMemoryFormatOp : Aten_Op<"empty.memory_format", [Pure]> {
   let arguments = (ins
     DenseI64ArrayAttr:$size,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory,
-    OptionalAttr<StrAttr>:$memory_format
+    OptionalAttr<Fxmlir_MemoryFormatAttr>:$memory_format
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "attr-dict `:` functional-type(operands, results)";
@@ -1124,10 +1133,10 @@ def Aten_EmptyLikeOp : Aten_Op<"empty_like", [Pure]> {
   let arguments = (ins
     Fxmlir_Tensor:$self,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory,
-    OptionalAttr<StrAttr>:$memory_format
+    OptionalAttr<Fxmlir_MemoryFormatAttr>:$memory_format
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
@@ -1139,7 +1148,7 @@ def Aten_EmptyStridedOp : Aten_Op<"empty_strided", [Pure]> {
     DenseI64ArrayAttr:$size,
     DenseI64ArrayAttr:$stride,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory
   );
@@ -1147,7 +1156,7 @@ def Aten_EmptyStridedOp : Aten_Op<"empty_strided", [Pure]> {
   let assemblyFormat = "attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_EqScalarOp : Aten_Op<"eq.Scalar", [Pure]> {
+def Aten_EqScalarOp : Aten_Op<"eq.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::eq.Scalar(Tensor self, Scalar other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1157,7 +1166,7 @@ def Aten_EqScalarOp : Aten_Op<"eq.Scalar", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_EqTensorOp : Aten_Op<"eq.Tensor", [Pure]> {
+def Aten_EqTensorOp : Aten_Op<"eq.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::eq.Tensor(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1167,14 +1176,14 @@ def Aten_EqTensorOp : Aten_Op<"eq.Tensor", [Pure]> {
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_ErfOp : Aten_Op<"erf", [Pure]> {
+def Aten_ErfOp : Aten_Op<"erf", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::erf(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_ExpOp : Aten_Op<"exp", [Pure]> {
+def Aten_ExpOp : Aten_Op<"exp", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::exp(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
@@ -1190,9 +1199,10 @@ def Aten_ExpandOp : Aten_Op<"expand", [Pure]> {
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
-def Aten_Expm1Op : Aten_Op<"expm1", [Pure]> {
+def Aten_Expm1Op : Aten_Op<"expm1", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::expm1(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
@@ -1219,14 +1229,14 @@ def Aten_FlipOp : Aten_Op<"flip", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_FloorOp : Aten_Op<"floor", [Pure]> {
+def Aten_FloorOp : Aten_Op<"floor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::floor(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_FmodScalarOp : Aten_Op<"fmod.Scalar", [Pure]> {
+def Aten_FmodScalarOp : Aten_Op<"fmod.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::fmod.Scalar(Tensor self, Scalar other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1236,7 +1246,7 @@ def Aten_FmodScalarOp : Aten_Op<"fmod.Scalar", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_FmodTensorOp : Aten_Op<"fmod.Tensor", [Pure]> {
+def Aten_FmodTensorOp : Aten_Op<"fmod.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1252,7 +1262,7 @@ def Aten_FullOp : Aten_Op<"full", [Pure]> {
     DenseI64ArrayAttr:$size,
     Fxmlir_ScalarAttr:$fill_value,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory
   );
@@ -1266,10 +1276,10 @@ def Aten_FullLikeOp : Aten_Op<"full_like", [Pure]> {
     Fxmlir_Tensor:$self,
     Fxmlir_ScalarAttr:$fill_value,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory,
-    OptionalAttr<StrAttr>:$memory_format
+    OptionalAttr<Fxmlir_MemoryFormatAttr>:$memory_format
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
@@ -1287,7 +1297,7 @@ def Aten_GatherOp : Aten_Op<"gather", [Pure]> {
   let assemblyFormat = "$self `,` $index attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_GeScalarOp : Aten_Op<"ge.Scalar", [Pure]> {
+def Aten_GeScalarOp : Aten_Op<"ge.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::ge.Scalar(Tensor self, Scalar other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1297,7 +1307,7 @@ def Aten_GeScalarOp : Aten_Op<"ge.Scalar", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_GeTensorOp : Aten_Op<"ge.Tensor", [Pure]> {
+def Aten_GeTensorOp : Aten_Op<"ge.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::ge.Tensor(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1307,22 +1317,22 @@ def Aten_GeTensorOp : Aten_Op<"ge.Tensor", [Pure]> {
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_GeluOp : Aten_Op<"gelu", [Pure]> {
+def Aten_GeluOp : Aten_Op<"gelu", [Pure, Fxmlir_BroadcastShapes, Fxmlir_FloatingPointOperands]> {
   let summary = "aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
-    StrAttr:$approximate
+    Fxmlir_ApproximateAttr:$approximate
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_GeluBackwardOp : Aten_Op<"gelu_backward", [Pure]> {
+def Aten_GeluBackwardOp : Aten_Op<"gelu_backward", [Pure, Fxmlir_BroadcastShapes, Fxmlir_FloatingPointOperands]> {
   let summary = "aten::gelu_backward(Tensor grad_output, Tensor self, *, str approximate=\"none\") -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$grad_output,
     Fxmlir_Tensor:$self,
-    StrAttr:$approximate
+    Fxmlir_ApproximateAttr:$approximate
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$grad_output `,` $self attr-dict `:` functional-type(operands, results)";
@@ -1341,7 +1351,7 @@ def Aten_GridSampler2dOp : Aten_Op<"grid_sampler_2d", [Pure]> {
   let assemblyFormat = "$input `,` $grid attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_GtScalarOp : Aten_Op<"gt.Scalar", [Pure]> {
+def Aten_GtScalarOp : Aten_Op<"gt.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::gt.Scalar(Tensor self, Scalar other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1351,7 +1361,7 @@ def Aten_GtScalarOp : Aten_Op<"gt.Scalar", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_GtTensorOp : Aten_Op<"gt.Tensor", [Pure]> {
+def Aten_GtTensorOp : Aten_Op<"gt.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::gt.Tensor(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1361,7 +1371,7 @@ def Aten_GtTensorOp : Aten_Op<"gt.Tensor", [Pure]> {
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_HardtanhOp : Aten_Op<"hardtanh", [Pure]> {
+def Aten_HardtanhOp : Aten_Op<"hardtanh", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1405,21 +1415,21 @@ def Aten_IndexSelectOp : Aten_Op<"index_select", [Pure]> {
   let assemblyFormat = "$self `,` $index attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_IsinfOp : Aten_Op<"isinf", [Pure]> {
+def Aten_IsinfOp : Aten_Op<"isinf", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::isinf(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_IsnanOp : Aten_Op<"isnan", [Pure]> {
+def Aten_IsnanOp : Aten_Op<"isnan", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::isnan(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_LeScalarOp : Aten_Op<"le.Scalar", [Pure]> {
+def Aten_LeScalarOp : Aten_Op<"le.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::le.Scalar(Tensor self, Scalar other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1429,7 +1439,7 @@ def Aten_LeScalarOp : Aten_Op<"le.Scalar", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_LeTensorOp : Aten_Op<"le.Tensor", [Pure]> {
+def Aten_LeTensorOp : Aten_Op<"le.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::le.Tensor(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1439,7 +1449,7 @@ def Aten_LeTensorOp : Aten_Op<"le.Tensor", [Pure]> {
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_LeakyReluOp : Aten_Op<"leaky_relu", [Pure]> {
+def Aten_LeakyReluOp : Aten_Op<"leaky_relu", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1458,37 +1468,38 @@ def Aten_LinearOp : Aten_Op<"linear", [Pure]> {
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$input `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
-def Aten_LogOp : Aten_Op<"log", [Pure]> {
+def Aten_LogOp : Aten_Op<"log", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::log(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_Log10Op : Aten_Op<"log10", [Pure]> {
+def Aten_Log10Op : Aten_Op<"log10", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::log10(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_Log1pOp : Aten_Op<"log1p", [Pure]> {
+def Aten_Log1pOp : Aten_Op<"log1p", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::log1p(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_Log2Op : Aten_Op<"log2", [Pure]> {
+def Aten_Log2Op : Aten_Op<"log2", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::log2(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_LogicalAndOp : Aten_Op<"logical_and", [Pure]> {
+def Aten_LogicalAndOp : Aten_Op<"logical_and", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::logical_and(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1498,14 +1509,14 @@ def Aten_LogicalAndOp : Aten_Op<"logical_and", [Pure]> {
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_LogicalNotOp : Aten_Op<"logical_not", [Pure]> {
+def Aten_LogicalNotOp : Aten_Op<"logical_not", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::logical_not(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_LogicalOrOp : Aten_Op<"logical_or", [Pure]> {
+def Aten_LogicalOrOp : Aten_Op<"logical_or", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::logical_or(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1515,7 +1526,7 @@ def Aten_LogicalOrOp : Aten_Op<"logical_or", [Pure]> {
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_LogicalXorOp : Aten_Op<"logical_xor", [Pure]> {
+def Aten_LogicalXorOp : Aten_Op<"logical_xor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::logical_xor(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1525,7 +1536,7 @@ def Aten_LogicalXorOp : Aten_Op<"logical_xor", [Pure]> {
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_LtScalarOp : Aten_Op<"lt.Scalar", [Pure]> {
+def Aten_LtScalarOp : Aten_Op<"lt.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::lt.Scalar(Tensor self, Scalar other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1535,7 +1546,7 @@ def Aten_LtScalarOp : Aten_Op<"lt.Scalar", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_LtTensorOp : Aten_Op<"lt.Tensor", [Pure]> {
+def Aten_LtTensorOp : Aten_Op<"lt.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::lt.Tensor(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1545,7 +1556,7 @@ def Aten_LtTensorOp : Aten_Op<"lt.Tensor", [Pure]> {
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_MaskedFillScalarOp : Aten_Op<"masked_fill.Scalar", [Pure]> {
+def Aten_MaskedFillScalarOp : Aten_Op<"masked_fill.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1642,7 +1653,7 @@ def Aten_MaxPool3dWithIndicesOp : Aten_Op<"max_pool3d_with_indices", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_MaximumOp : Aten_Op<"maximum", [Pure]> {
+def Aten_MaximumOp : Aten_Op<"maximum", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::maximum(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1688,7 +1699,7 @@ def Aten_MinDimOp : Aten_Op<"min.dim", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_MinimumOp : Aten_Op<"minimum", [Pure]> {
+def Aten_MinimumOp : Aten_Op<"minimum", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::minimum(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1706,9 +1717,10 @@ def Aten_MmOp : Aten_Op<"mm", [Pure]> {
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self `,` $mat2 attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
-def Aten_MulScalarOp : Aten_Op<"mul.Scalar", [Pure]> {
+def Aten_MulScalarOp : Aten_Op<"mul.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::mul.Scalar(Tensor self, Scalar other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1718,7 +1730,7 @@ def Aten_MulScalarOp : Aten_Op<"mul.Scalar", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_MulTensorOp : Aten_Op<"mul.Tensor", [Pure]> {
+def Aten_MulTensorOp : Aten_Op<"mul.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1770,7 +1782,7 @@ def Aten_NativeBatchNormBackwardOp : Aten_Op<"native_batch_norm_backward", [Pure
   let assemblyFormat = "$grad_out `,` $input `,` $weight `,` $running_mean `,` $running_var `,` $save_mean `,` $save_invstd attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_NativeDropoutOp : Aten_Op<"native_dropout", []> {
+def Aten_NativeDropoutOp : Aten_Op<"native_dropout", [Fxmlir_FloatingPointOperands]> {
   let summary = "aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)";
   let arguments = (ins
     Fxmlir_Tensor:$input,
@@ -1784,7 +1796,7 @@ def Aten_NativeDropoutOp : Aten_Op<"native_dropout", []> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_NativeDropoutBackwardOp : Aten_Op<"native_dropout_backward", [Pure]> {
+def Aten_NativeDropoutBackwardOp : Aten_Op<"native_dropout_backward", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$grad_output,
@@ -1837,7 +1849,7 @@ def Aten_NativeGroupNormBackwardOp : Aten_Op<"native_group_norm_backward", [Pure
   let assemblyFormat = "$grad_out `,` $input `,` $mean `,` $rstd `,` $weight attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_NativeLayerNormOp : Aten_Op<"native_layer_norm", [Pure]> {
+def Aten_NativeLayerNormOp : Aten_Op<"native_layer_norm", [Pure, Fxmlir_FloatingPointOperands]> {
   let summary = "aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)";
   let arguments = (ins
     Fxmlir_Tensor:$input,
@@ -1854,7 +1866,7 @@ def Aten_NativeLayerNormOp : Aten_Op<"native_layer_norm", [Pure]> {
   let assemblyFormat = "$input `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_NativeLayerNormBackwardOp : Aten_Op<"native_layer_norm_backward", [Pure]> {
+def Aten_NativeLayerNormBackwardOp : Aten_Op<"native_layer_norm_backward", [Pure, Fxmlir_FloatingPointOperands]> {
   let summary = "aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)";
   let arguments = (ins
     Fxmlir_Tensor:$grad_out,
@@ -1874,7 +1886,7 @@ def Aten_NativeLayerNormBackwardOp : Aten_Op<"native_layer_norm_backward", [Pure
   let assemblyFormat = "$grad_out `,` $input `,` $mean `,` $rstd `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_NeScalarOp : Aten_Op<"ne.Scalar", [Pure]> {
+def Aten_NeScalarOp : Aten_Op<"ne.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::ne.Scalar(Tensor self, Scalar other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1884,7 +1896,7 @@ def Aten_NeScalarOp : Aten_Op<"ne.Scalar", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_NeTensorOp : Aten_Op<"ne.Tensor", [Pure]> {
+def Aten_NeTensorOp : Aten_Op<"ne.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::ne.Tensor(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -1894,7 +1906,7 @@ def Aten_NeTensorOp : Aten_Op<"ne.Tensor", [Pure]> {
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_NegOp : Aten_Op<"neg", [Pure]> {
+def Aten_NegOp : Aten_Op<"neg", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::neg(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
@@ -1907,7 +1919,7 @@ def Aten_NewZerosOp : Aten_Op<"new_zeros", [Pure]> {
     Fxmlir_Tensor:$self,
     DenseI64ArrayAttr:$size,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory
   );
@@ -1958,7 +1970,7 @@ def Aten_OnesOp : Aten_Op<"ones", [Pure]> {
   let arguments = (ins
     DenseI64ArrayAttr:$size,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory
   );
@@ -1971,10 +1983,10 @@ def Aten_OnesLikeOp : Aten_Op<"ones_like", [Pure]> {
   let arguments = (ins
     Fxmlir_Tensor:$self,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory,
-    OptionalAttr<StrAttr>:$memory_format
+    OptionalAttr<Fxmlir_MemoryFormatAttr>:$memory_format
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
@@ -1988,9 +2000,10 @@ def Aten_PermuteOp : Aten_Op<"permute", [Pure]> {
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
-def Aten_PowScalarOp : Aten_Op<"pow.Scalar", [Pure]> {
+def Aten_PowScalarOp : Aten_Op<"pow.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor";
   let arguments = (ins
     Fxmlir_ScalarAttr:$self,
@@ -2000,7 +2013,7 @@ def Aten_PowScalarOp : Aten_Op<"pow.Scalar", [Pure]> {
   let assemblyFormat = "$exponent attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_PowTensorScalarOp : Aten_Op<"pow.Tensor_Scalar", [Pure]> {
+def Aten_PowTensorScalarOp : Aten_Op<"pow.Tensor_Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -2010,7 +2023,7 @@ def Aten_PowTensorScalarOp : Aten_Op<"pow.Tensor_Scalar", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_PowTensorTensorOp : Aten_Op<"pow.Tensor_Tensor", [Pure]> {
+def Aten_PowTensorTensorOp : Aten_Op<"pow.Tensor_Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -2047,7 +2060,7 @@ def Aten_RandOp : Aten_Op<"rand", []> {
   let arguments = (ins
     DenseI64ArrayAttr:$size,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory
   );
@@ -2060,10 +2073,10 @@ def Aten_RandLikeOp : Aten_Op<"rand_like", []> {
   let arguments = (ins
     Fxmlir_Tensor:$self,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory,
-    OptionalAttr<StrAttr>:$memory_format
+    OptionalAttr<Fxmlir_MemoryFormatAttr>:$memory_format
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
@@ -2074,7 +2087,7 @@ def Aten_RandnOp : Aten_Op<"randn", []> {
   let arguments = (ins
     DenseI64ArrayAttr:$size,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory
   );
@@ -2087,10 +2100,10 @@ def Aten_RandnLikeOp : Aten_Op<"randn_like", []> {
   let arguments = (ins
     Fxmlir_Tensor:$self,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory,
-    OptionalAttr<StrAttr>:$memory_format
+    OptionalAttr<Fxmlir_MemoryFormatAttr>:$memory_format
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
@@ -2101,7 +2114,7 @@ def Aten_RandpermOp : Aten_Op<"randperm", []> {
   let arguments = (ins
     I64Attr:$n,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory
   );
@@ -2109,7 +2122,7 @@ def Aten_RandpermOp : Aten_Op<"randperm", []> {
   let assemblyFormat = "attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_ReciprocalOp : Aten_Op<"reciprocal", [Pure]> {
+def Aten_ReciprocalOp : Aten_Op<"reciprocal", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::reciprocal(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
@@ -2146,14 +2159,14 @@ def Aten_ReflectionPad3dOp : Aten_Op<"reflection_pad3d", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_ReluOp : Aten_Op<"relu", [Pure]> {
+def Aten_ReluOp : Aten_Op<"relu", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::relu(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_RemainderScalarOp : Aten_Op<"remainder.Scalar", [Pure]> {
+def Aten_RemainderScalarOp : Aten_Op<"remainder.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -2163,7 +2176,7 @@ def Aten_RemainderScalarOp : Aten_Op<"remainder.Scalar", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_RemainderTensorOp : Aten_Op<"remainder.Tensor", [Pure]> {
+def Aten_RemainderTensorOp : Aten_Op<"remainder.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -2203,14 +2216,14 @@ def Aten_ReplicationPad3dOp : Aten_Op<"replication_pad3d", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_RoundOp : Aten_Op<"round", [Pure]> {
+def Aten_RoundOp : Aten_Op<"round", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::round(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_RsqrtOp : Aten_Op<"rsqrt", [Pure]> {
+def Aten_RsqrtOp : Aten_Op<"rsqrt", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::rsqrt(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
@@ -2222,7 +2235,7 @@ def Aten_ScalarTensorOp : Aten_Op<"scalar_tensor", [Pure]> {
   let arguments = (ins
     Fxmlir_ScalarAttr:$s,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory
   );
@@ -2273,7 +2286,7 @@ def Aten_ScatterReduceTwoOp : Aten_Op<"scatter_reduce.two", [Pure]> {
     I64Attr:$dim,
     Fxmlir_Tensor:$index,
     Fxmlir_Tensor:$src,
-    StrAttr:$reduce,
+    Fxmlir_ReduceAttr:$reduce,
     BoolAttr:$include_self
   );
   let results = (outs Fxmlir_Tensor:$result);
@@ -2303,14 +2316,14 @@ def Aten_SelectScatterOp : Aten_Op<"select_scatter", [Pure]> {
   let assemblyFormat = "$self `,` $src attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_SigmoidOp : Aten_Op<"sigmoid", [Pure]> {
+def Aten_SigmoidOp : Aten_Op<"sigmoid", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::sigmoid(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_SigmoidBackwardOp : Aten_Op<"sigmoid_backward", [Pure]> {
+def Aten_SigmoidBackwardOp : Aten_Op<"sigmoid_backward", [Pure, Fxmlir_BroadcastShapes, Fxmlir_FloatingPointOperands]> {
   let summary = "aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$grad_output,
@@ -2320,21 +2333,21 @@ def Aten_SigmoidBackwardOp : Aten_Op<"sigmoid_backward", [Pure]> {
   let assemblyFormat = "$grad_output `,` $output attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_SignOp : Aten_Op<"sign", [Pure]> {
+def Aten_SignOp : Aten_Op<"sign", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::sign(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_SinOp : Aten_Op<"sin", [Pure]> {
+def Aten_SinOp : Aten_Op<"sin", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::sin(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_SinhOp : Aten_Op<"sinh", [Pure]> {
+def Aten_SinhOp : Aten_Op<"sinh", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::sinh(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
@@ -2404,7 +2417,7 @@ def Aten_SplitWithSizesOp : Aten_Op<"split_with_sizes", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_SqrtOp : Aten_Op<"sqrt", [Pure]> {
+def Aten_SqrtOp : Aten_Op<"sqrt", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::sqrt(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
@@ -2441,7 +2454,7 @@ def Aten_StackOp : Aten_Op<"stack", [Pure]> {
   let assemblyFormat = "` ` `[` $tensors `]` attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_SubScalarOp : Aten_Op<"sub.Scalar", [Pure]> {
+def Aten_SubScalarOp : Aten_Op<"sub.Scalar", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -2452,7 +2465,7 @@ def Aten_SubScalarOp : Aten_Op<"sub.Scalar", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_SubTensorOp : Aten_Op<"sub.Tensor", [Pure]> {
+def Aten_SubTensorOp : Aten_Op<"sub.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$self,
@@ -2489,7 +2502,7 @@ def Aten_SymIsContiguousOp : Aten_Op<"sym_is_contiguous", [Pure]> {
   let summary = "aten::sym_is_contiguous(Tensor self, MemoryFormat memory_format=0) -> SymBool";
   let arguments = (ins
     Fxmlir_Tensor:$self,
-    StrAttr:$memory_format
+    Fxmlir_MemoryFormatAttr:$memory_format
   );
   let results = (outs Fxmlir_Scalar:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
@@ -2534,23 +2547,24 @@ def Aten_TOp : Aten_Op<"t", [Pure]> {
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
-def Aten_TanOp : Aten_Op<"tan", [Pure]> {
+def Aten_TanOp : Aten_Op<"tan", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::tan(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_TanhOp : Aten_Op<"tanh", [Pure]> {
+def Aten_TanhOp : Aten_Op<"tanh", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::tanh(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_TanhBackwardOp : Aten_Op<"tanh_backward", [Pure]> {
+def Aten_TanhBackwardOp : Aten_Op<"tanh_backward", [Pure, Fxmlir_BroadcastShapes, Fxmlir_FloatingPointOperands]> {
   let summary = "aten::tanh_backward(Tensor grad_output, Tensor output) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$grad_output,
@@ -2560,7 +2574,7 @@ def Aten_TanhBackwardOp : Aten_Op<"tanh_backward", [Pure]> {
   let assemblyFormat = "$grad_output `,` $output attr-dict `:` functional-type(operands, results)";
 }
 
-def Aten_ThresholdBackwardOp : Aten_Op<"threshold_backward", [Pure]> {
+def Aten_ThresholdBackwardOp : Aten_Op<"threshold_backward", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$grad_output,
@@ -2596,9 +2610,10 @@ def Aten_TransposeIntOp : Aten_Op<"transpose.int", [Pure]> {
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
-def Aten_TruncOp : Aten_Op<"trunc", [Pure]> {
+def Aten_TruncOp : Aten_Op<"trunc", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::trunc(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
@@ -2613,6 +2628,7 @@ def Aten_UnsqueezeOp : Aten_Op<"unsqueeze", [Pure]> {
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Aten_UpsampleBilinear2dVecOp : Aten_Op<"upsample_bilinear2d.vec", [Pure]> {
@@ -2685,9 +2701,10 @@ def Aten_ViewOp : Aten_Op<"view", [Pure]> {
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
-def Aten_WhereSelfOp : Aten_Op<"where.self", [Pure]> {
+def Aten_WhereSelfOp : Aten_Op<"where.self", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor";
   let arguments = (ins
     Fxmlir_Tensor:$condition,
@@ -2703,7 +2720,7 @@ def Aten_ZerosOp : Aten_Op<"zeros", [Pure]> {
   let arguments = (ins
     DenseI64ArrayAttr:$size,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory
   );
@@ -2716,10 +2733,10 @@ def Aten_ZerosLikeOp : Aten_Op<"zeros_like", [Pure]> {
   let arguments = (ins
     Fxmlir_Tensor:$self,
     OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
-    OptionalAttr<StrAttr>:$layout,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
     OptionalAttr<Fxmlir_DeviceAttr>:$device,
     OptionalAttr<BoolAttr>:$pin_memory,
-    OptionalAttr<StrAttr>:$memory_format
+    OptionalAttr<Fxmlir_MemoryFormatAttr>:$memory_format
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";

@@ -93,7 +93,31 @@ def Fxmlir_ScalarAttr : AnyAttrOf<[I64Attr, F64Attr, BoolAttr]>;
 // `ScalarType` arguments: the element type, e.g. `f32` or `bf16`.
 def Fxmlir_DTypeAttr : TypeAttrBase<"::mlir::Type", "dtype">;
 // `Layout`, `MemoryFormat` and `str` arguments are StrAttr holding torch's
-// names ("strided", "contiguous_format", "channels_last", ...).
+// names ("strided", "contiguous_format", "channels_last", ...); those that
+// take a fixed set of names are a Fxmlir_StrEnumAttr.
+
+// A string attribute taking one of `values` (the generator defines one per
+// enum: Fxmlir_ApproximateAttr, Fxmlir_LayoutAttr, ...).
+class Fxmlir_StrEnumAttr<list<string> values> : ConfinedAttr<StrAttr, [
+  AttrConstraint<
+    CPred<"::llvm::is_contained(::llvm::ArrayRef<::llvm::StringRef>{"
+          # !interleave(!foreach(v, values, "\"" # v # "\""), ", ")
+          # "}, ::llvm::cast<::mlir::StringAttr>($_self).getValue())">,
+    "whose value is one of "
+        # !interleave(!foreach(v, values, "\"" # v # "\""), ", ")>]>;
+
+//===----------------------------------------------------------------------===//
+// Verification rules of generated ops (picked by python/fxmlir/schema.py,
+// implemented in FxmlirTraits.h)
+//===----------------------------------------------------------------------===//
+
+class Fxmlir_OpTrait<string name> : NativeOpTrait<name> {
+  let cppNamespace = "::mlir::fxmlir::OpTrait";
+}
+// Every tensor result has the broadcast shape of the tensor operands.
+def Fxmlir_BroadcastShapes : Fxmlir_OpTrait<"BroadcastShapes">;
+// Every tensor operand has a floating-point element type.
+def Fxmlir_FloatingPointOperands : Fxmlir_OpTrait<"FloatingPointOperands">;
 
 //===----------------------------------------------------------------------===//
 // Op base classes

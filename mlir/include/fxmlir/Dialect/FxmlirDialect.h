@@ -18,6 +18,8 @@
 #include "mlir/IR/TensorEncoding.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "fxmlir/Dialect/FxmlirTraits.h"
+
 #include "fxmlir/Dialect/FxmlirDialect.h.inc"
 
 #define GET_ATTRDEF_CLASSES
@@ -32,6 +34,10 @@
 namespace mlir::fxmlir {
 /// The device of a tensor type (its encoding), or null when it has none.
 DeviceAttr getDevice(Type type);
+
+/// `dim` in [0, rank) for a torch dim in [-rank, rank) (negative counts from
+/// the end), or nothing when it is out of range.
+std::optional<int64_t> normalizeDim(int64_t dim, int64_t rank);
 } // namespace mlir::fxmlir
 
 #endif // FXMLIR_DIALECT_FXMLIRDIALECT_H

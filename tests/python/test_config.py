@@ -1,0 +1,115 @@
+"""Settings are checked where they are given, and errors name the setting;
+the fallback path never raises."""
+
+from __future__ import annotations
+
+import tempfile
+
+import pytest
+import torch
+import torch.nn as nn
+
+import fxmlir
+from fxmlir.config import Options
+from fxmlir.roundtrip import FallbackWarning
+
+
+@pytest.mark.parametrize("option, value, error, message", [
+    ("passes", 123, TypeError, "option 'passes' must be .* got int 123"),
+    ("passes", None, TypeError, "option 'passes' must be .* got NoneType"),
+    ("passes", [1, 2], TypeError, r"option 'passes' must be .* got list \[1, 2\]"),
+    ("passes", b"cse", TypeError, "option 'passes' must be .* got bytes"),
+    ("passes", {"cse": 1}, TypeError, "option 'passes' must be .* got dict"),
+    ("passes", "", ValueError, "option 'passes'='' has an empty pass name"),
+    ("passes", ",", ValueError, "option 'passes'=',' has an empty pass name"),
+    ("passes", "-cse,canonicalize", ValueError, "mixes edits of the default pipeline"),
+    ("passes", "none,cse", ValueError, "'none' must stand alone"),
+    ("passes", "fuse-everything", ValueError, "unknown pass 'fuse-everything'"),
+    ("stages", None, TypeError, "option 'stages' must be .* got NoneType"),
+    ("stages", 123, TypeError, "option 'stages' must be .* got int 123"),
+    ("stages", ["forward", 5], TypeError, r"option 'stages' must be .* got list"),
+    ("stages", "", ValueError, "option 'stages'='' selects no stage"),
+    ("stages", "sideways", ValueError, "option 'stages'='sideways' is invalid; accepted"),
+    ("dump_dir", 123, TypeError, "option 'dump_dir' must be a directory path"),
+    ("log_level", 3, TypeError, "option 'log_level' must be one of debug"),
+    ("speed", 11, ValueError, "unknown fxmlir option 'speed'; accepted options: passes"),
+])
+def test_bad_options_are_errors_naming_the_option(option, value, error, message):
+    with pytest.raises(error, match=message):
+        fxmlir.backend(**{option: value})
+
+
+def test_a_dump_dir_that_is_a_file_is_refused(tmp_path):
+    file = tmp_path / "file"
+    file.write_text("")
+    for path in (file, file / "below"):
+        with pytest.raises(ValueError, match=f"option 'dump_dir'=.* '{file}' is not a directory"):
+            fxmlir.backend(dump_dir=path)
+    with pytest.raises(ValueError, match="FXMLIR_DUMP_DIR=.* is not a directory"):
+        Options.from_env({"FXMLIR_DUMP_DIR": str(file)})
+
+
+@pytest.mark.parametrize("variable, value, message", [
+    ("FXMLIR_PASSES", "", "FXMLIR_PASSES='' has an empty pass name"),
+    ("FXMLIR_PASSES", ",", "FXMLIR_PASSES=',' has an empty pass name"),
+    ("FXMLIR_PASSES", "-cse,canonicalize", "FXMLIR_PASSES='-cse,canonicalize' mixes edits"),
+    ("FXMLIR_STAGES", "", "FXMLIR_STAGES='' selects no stage"),
+])
+def test_empty_or_ambiguous_env_values_are_errors(variable, value, message):
+    with pytest.raises(ValueError, match=message):
+        Options.from_env({variable: value})
+
+
+def test_good_selections():
+    assert Options().updated({"passes": "none"}).passes == ()
+    assert Options().updated({"passes": ["cse"]}).passes == ("cse",)
+    default = fxmlir.passes.default_pipeline()
+    assert Options().updated({"passes": "default,-cse"}).passes == \
+        tuple(p for p in default if p != "cse")
+    assert Options().updated({"passes": "-cse"}).passes == \
+        tuple(p for p in default if p != "cse")
+    assert Options().updated({"stages": ("forward",)}).stages == {"forward"}
+
+
+def _failing_compile(monkeypatch, **options):
+    """A compiled embedding model whose export is made to fail."""
+    import fxmlir.roundtrip
+
+    def failing_export(*args, **kwargs):
+        raise fxmlir.exporter.ExportFailure("injected")
+
+    monkeypatch.setattr(fxmlir.roundtrip, "export_graph", failing_export)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(10, 4), nn.Linear(4, 2))
+    ids = torch.randint(0, 10, (3, 5))
+    return model(ids), torch.compile(model, backend=fxmlir.backend(**options)), ids
+
+
+def test_fallback_survives_an_unwritable_failure_folder(tmp_path, monkeypatch):
+    # No dump folder: failures go to $TMPDIR/fxmlir-failures, here a file.
+    (tmp_path / "fxmlir-failures").write_text("in the way")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    expected, compiled, ids = _failing_compile(monkeypatch)
+    with pytest.warns(FallbackWarning, match="graph kept as is: .*no dump written to"):
+        out = compiled(ids)
+    assert torch.equal(out, expected)
+
+
+def test_fallback_survives_dump_writes_that_fail(tmp_path, monkeypatch):
+    # The dump folder is valid, but a graph's folder in it is taken by a
+    # file: the round trip's dumps fail, and so do the fallback's.
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    (dumps / "graph_0_0").write_text("in the way")
+    expected, compiled, ids = _failing_compile(monkeypatch, dump_dir=str(dumps))
+    with pytest.warns(FallbackWarning, match="no dump written to"):
+        out = compiled(ids)
+    assert torch.equal(out, expected)
+
+
+def test_a_dump_folder_replaced_by_a_file_is_named_at_compile(tmp_path):
+    dumps = tmp_path / "dumps"
+    compiled = torch.compile(nn.Linear(2, 2), backend=fxmlir.backend(dump_dir=str(dumps)))
+    dumps.write_text("replaced after the backend was made")
+    with pytest.raises(Exception, match="option 'dump_dir'=.* is not a directory"):
+        compiled(torch.randn(1, 2))
