@@ -11,12 +11,12 @@ go. The graph then means the same with or without the ambient autocast (a
 cast to a tensor's own dtype is a no-op for autocast), and AOTAutograd
 differentiates the casts as it would autocast's.
 
-Which ops autocast changed is found by running each op on the fake inputs
-with autocast disabled: a different result dtype means autocast cast its
-inputs to the dtype of its result (lower-precision, fp32 and promote ops
-alike); the rewrite is checked the same way. A graph where that does not
-hold, or where autocast would reach into a subgraph (a checkpointed body),
-is returned unchanged: it still imports, its fusions see mixed dtypes.
+Which inputs autocast cast is observed, not guessed: each op of an autocast
+region runs once on its fake inputs under that autocast state (weight cache
+off) with a dispatch mode recording the `_to_copy` calls autocast makes; the
+rewrite casts exactly those inputs, and is checked by running the op on them
+without autocast. A graph where that does not hold, or where autocast would
+reach into a subgraph (a checkpointed body), is returned unchanged.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import torch.fx as fx
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
 from torch.utils import _pytree as pytree
+from torch.utils._python_dispatch import TorchDispatchMode
 
 log = logging.getLogger("fxmlir")
 
@@ -60,13 +61,32 @@ def _floating_dtypes(value: Any) -> list[torch.dtype]:
 
 
 @contextlib.contextmanager
-def _without_autocast(fake_mode: Any) -> Iterator[None]:
+def _autocast_as(state: State, fake_mode: Any) -> Iterator[None]:
+    """Fake mode with autocast set to `state` (all off for {}), weight cache off."""
     with contextlib.ExitStack() as stack:
         stack.enter_context(fake_mode)
         for device_type in _DEVICE_TYPES:
-            if torch.is_autocast_enabled(device_type):
+            dtype = state.get(device_type)
+            if dtype is not None:
+                stack.enter_context(torch.autocast(device_type, dtype=dtype,
+                                                   cache_enabled=False))
+            elif torch.is_autocast_enabled(device_type):
                 stack.enter_context(torch.autocast(device_type, enabled=False))
         yield
+
+
+class _CastRecorder(TorchDispatchMode):
+    """Records (input tensor id, dtype) of every `_to_copy` dispatched."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.casts: set[tuple[int, torch.dtype]] = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.ops.aten._to_copy.default and kwargs.get("dtype") is not None:
+            self.casts.add((id(args[0]), kwargs["dtype"]))
+        return func(*args, **kwargs)
 
 
 def _run(node: fx.Node, args: tuple, kwargs: dict) -> Any:
@@ -102,7 +122,7 @@ class _Rewriter:
                 stack.pop()
             elif node.op in ("call_function", "call_method", "call_module") and \
                     any(stack[-1].values()):
-                self._copy_with_casts(node)
+                self._copy_with_casts(node, stack[-1])
             else:
                 self._copy(node)
         gm = fx.GraphModule(self.gm, self.graph, self.gm.__class__.__name__)
@@ -126,43 +146,47 @@ class _Rewriter:
         self.env[node] = new
         return new
 
-    def _copy_with_casts(self, node: fx.Node) -> None:
+    def _copy_with_casts(self, node: fx.Node, state: State) -> None:
         if node.op == "call_module" or isinstance(node.target, torch._ops.HigherOrderOperator):
             raise _Unhandled(f"{node.name} may run a subgraph under autocast")
         expected = _floating_dtypes(_value(node))
         if not expected or _is_in_place(node):
             self._copy(node)
             return
-        args, kwargs = pytree.tree_map_only(fx.Node, _value, (node.args, node.kwargs))
-        with _without_autocast(self.fake_mode):
-            plain = _run(node, args, kwargs)
-        if _floating_dtypes(plain) == expected:
+        casts = self._recorded_casts(node, state) - self._recorded_casts(node, {})
+        if not casts:
             self._copy(node)
             return
-        dtype = expected[0]
+        dtypes = dict(casts)
+        if len(dtypes) != len(casts):
+            raise _Unhandled(f"{node.name}: an input is cast to two dtypes")
 
         def cast(arg: Any) -> Any:
-            value = _value(arg)
-            if isinstance(arg, fx.Node) and isinstance(value, torch.Tensor) and \
-                    value.is_floating_point() and value.dtype != dtype:
-                return self._cast(arg, dtype)
-            return self.env[arg] if isinstance(arg, fx.Node) else arg
+            dtype = dtypes.get(id(_value(arg)))
+            return self._cast(arg, dtype) if dtype is not None else self.env[arg]
 
-        new_args, new_kwargs = pytree.tree_map(
-            cast, (node.args, node.kwargs), is_leaf=lambda a: isinstance(a, fx.Node))
+        new_args, new_kwargs = pytree.tree_map_only(fx.Node, cast, (node.args, node.kwargs))
         fake_args, fake_kwargs = pytree.tree_map_only(fx.Node, _value, (new_args, new_kwargs))
-        with _without_autocast(self.fake_mode):
+        with _autocast_as({}, self.fake_mode):
             cast_result = _run(node, fake_args, fake_kwargs)
         if _floating_dtypes(cast_result) != expected:
-            raise _Unhandled(f"{node.name}: inputs cast to {dtype} do not give {expected}")
+            raise _Unhandled(f"{node.name}: its inputs cast as autocast does do not "
+                             f"give {expected}")
         self._copy(node, new_args, new_kwargs)
+
+    def _recorded_casts(self, node: fx.Node, state: State) -> set[tuple[int, torch.dtype]]:
+        args, kwargs = pytree.tree_map_only(fx.Node, _value, (node.args, node.kwargs))
+        recorder = _CastRecorder()
+        with _autocast_as(state, self.fake_mode), recorder:
+            _run(node, args, kwargs)
+        return recorder.casts
 
     def _cast(self, arg: fx.Node, dtype: torch.dtype) -> fx.Node:
         key = (arg, dtype)
         if key not in self.casts:
             cast = self.graph.call_function(torch.ops.aten._to_copy.default,
                                             (self.env[arg],), {"dtype": dtype})
-            with _without_autocast(self.fake_mode):
+            with _autocast_as({}, self.fake_mode):
                 cast.meta["val"] = torch.ops.aten._to_copy.default(_value(arg), dtype=dtype)
             self.casts[key] = cast
         return self.casts[key]
