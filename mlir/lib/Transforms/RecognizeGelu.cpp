@@ -89,33 +89,30 @@ static std::optional<Polynomial> polynomialIn(Value value, Value x,
   if (!op)
     return std::nullopt;
   auto of = [&](Value v) { return polynomialIn(v, x, depth + 1); };
-  auto withScalar = [&](Value v, Attribute scalar, auto combine)
-      -> std::optional<Polynomial> {
+  // p(v) * factor + offset, for the ops with one tensor and scalars.
+  auto affine = [&](Value v, std::optional<double> factor,
+                    std::optional<double> offset) -> std::optional<Polynomial> {
     std::optional<Polynomial> p = of(v);
-    std::optional<double> s = scalarValue(scalar);
-    if (!p || !s)
+    if (!p || !factor || !offset)
       return std::nullopt;
-    return combine(*p, *s);
+    Polynomial result = scaled(*p, *factor);
+    result[0] += *offset;
+    return result;
   };
   if (auto mul = dyn_cast<MulScalarOp>(op))
-    return withScalar(mul.getSelf(), mul.getOtherAttr(),
-                      [](const Polynomial &p, double s) { return scaled(p, s); });
-  if (auto div = dyn_cast<DivScalarOp>(op))
-    return withScalar(div.getSelf(), div.getOtherAttr(),
-                      [](const Polynomial &p, double s) -> std::optional<Polynomial> {
-                        if (s == 0)
-                          return std::nullopt;
-                        return scaled(p, 1 / s);
-                      });
+    return affine(mul.getSelf(), scalarValue(mul.getOtherAttr()), 0.0);
+  if (auto div = dyn_cast<DivScalarOp>(op)) {
+    std::optional<double> divisor = scalarValue(div.getOtherAttr());
+    if (!divisor || *divisor == 0)
+      return std::nullopt;
+    return affine(div.getSelf(), 1 / *divisor, 0.0);
+  }
   if (auto add = dyn_cast<AddScalarOp>(op)) {
     std::optional<double> alpha = scalarValue(add.getAlphaAttr());
-    if (!alpha)
+    std::optional<double> other = scalarValue(add.getOtherAttr());
+    if (!alpha || !other)
       return std::nullopt;
-    return withScalar(add.getSelf(), add.getOtherAttr(),
-                      [&](Polynomial p, double s) {
-                        p[0] += *alpha * s;
-                        return p;
-                      });
+    return affine(add.getSelf(), 1.0, *alpha * *other);
   }
   if (auto pow = dyn_cast<PowTensorScalarOp>(op)) {
     std::optional<double> exponent = scalarValue(pow.getExponentAttr());

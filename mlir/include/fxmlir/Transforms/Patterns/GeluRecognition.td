@@ -16,6 +16,7 @@
 include "mlir/IR/PatternBase.td"
 include "fxmlir/Dialect/FxmlirOps.td"
 include "fxmlir/Dialect/AtenOps.td"
+include "fxmlir/Transforms/Patterns/Constraints.td"
 
 def IsHalf : Constraint<CPred<"isScalarNear($0, 0.5)">,
                         "is 0.5">;
@@ -27,7 +28,6 @@ def IsTanhGeluArgument
                  "is sqrt(2/pi) * ($1 + 0.044715 * $1^3)">;
 def IsErfGeluArgument : Constraint<CPred<"isErfGeluArgument($0, $1)">,
                                    "is $1 / sqrt(2)">;
-def GeluOneUse : Constraint<CPred<"$0.hasOneUse()">, "has one use">;
 def IsWideningCast : Constraint<CPred<"isWideningCast($0, $1)">,
                                 "casts $1 to a wider float type">;
 
@@ -80,7 +80,7 @@ def GeluThroughCasts : Pat<
           $approximate),
       $dtype2, $layout2, $device2, $pin2, $nonBlocking2, $format2),
   (Aten_GeluOp $y, $approximate),
-  [(SameType $down, $y), (IsWideningCast $up, $y), (GeluOneUse $gelu),
-   (GeluOneUse $up)]>;
+  [(SameType $down, $y), (IsWideningCast $up, $y), (HasOneUse $gelu),
+   (HasOneUse $up)]>;
 
 #endif // FXMLIR_TRANSFORMS_PATTERNS_GELURECOGNITION_TD
