@@ -8,8 +8,11 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
               libgtest-dev graphviz zlib1g-dev libzstd-dev ninja-build cmake g++)
 # torch pinned: this version is a CPU build on local disk; an unpinned torch
-# would download a multi-GB CUDA build.
-PIP_PACKAGES=(torch==2.13.0 pybind11==3.1.0 pytest==9.0.3 lit numpy setuptools packaging)
+# would download a multi-GB CUDA build. transformers (the model zoo of
+# tests/python/test_models.py) is resolved together with the pinned torch,
+# so it cannot pull another one.
+PIP_PACKAGES=(torch==2.13.0 pybind11==3.1.0 pytest==9.0.3 lit numpy setuptools packaging
+              transformers==5.23.0)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

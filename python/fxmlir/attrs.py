@@ -5,7 +5,12 @@ the core's JSON form, where every attribute is tagged with its kind
 ({"int": 1}, {"float": "0.1"}, {"list": [...]}, ...). Values without a
 natural attribute travel as one-entry dictionaries: a tuple is
 `{tuple = [...]}`, a slice `{slice = [start, stop, step]}`, a layout
-`{layout = "strided"}`, a memory format `{memory_format = "channels_last"}`.
+`{layout = "strided"}`, a memory format `{memory_format = "channels_last"}`,
+`...` is `{ellipsis = []}`, a complex number `{complex = [re, im]}` and an
+operator overload `{op = "aten::add.Tensor"}`. Any other Python object
+inside a `fxmlir.call` (a callable, an enum of some library) stays on the
+Python side: the attribute is `{pyobject = N}`, an index into the import's
+table of such objects.
 """
 
 from __future__ import annotations
@@ -48,14 +53,17 @@ def _enum_name(value: Any) -> str:
     return str(value).removeprefix("torch.")
 
 
-def constant(value: Any, operand: Callable[[Any], int] | None = None) -> str:
+def constant(value: Any, operand: Callable[[Any], int] | None = None,
+             pyobject: Callable[[Any], int] | None = None) -> str:
     """An untyped constant (inside a fxmlir.call's args); `operand` maps an FX
-    node to its operand index."""
+    node to its operand index, `pyobject` a value without an attribute to its
+    index in the import's object table (without it such values raise
+    UnsupportedValue)."""
     if operand is not None and isinstance(value, torch.fx.Node):
         return f"#fxmlir.operand<{operand(value)}>"
 
     def rec(v: Any) -> str:
-        return constant(v, operand)
+        return constant(v, operand, pyobject)
 
     if value is None:
         return "#fxmlir.none"
@@ -81,6 +89,14 @@ def constant(value: Any, operand: Callable[[Any], int] | None = None) -> str:
         return "{tuple = [" + ", ".join(map(rec, value)) + "]}"
     if isinstance(value, slice):
         return "{slice = [" + ", ".join(map(rec, (value.start, value.stop, value.step))) + "]}"
+    if value is Ellipsis:
+        return "{ellipsis = []}"
+    if isinstance(value, complex):
+        return f"{{complex = [{rec(value.real)}, {rec(value.imag)}]}}"
+    if isinstance(value, torch._ops.OpOverload):
+        return f"{{op = {string(value._schema.name + '.' + value._overloadname)}}}"
+    if pyobject is not None:
+        return f"{{pyobject = {pyobject(value)} : i64}}"
     raise UnsupportedValue(f"constant {value!r} of type {type(value).__name__} "
                            "has no fxmlir attribute")
 
@@ -112,8 +128,17 @@ def typed(value: Any, kind: str) -> str:
     raise UnsupportedValue(f"unknown attribute kind {kind!r}")
 
 
-def decode(attr: dict, operands: list[Any] | None = None) -> Any:
-    """A Python value from the core's tagged JSON attribute."""
+def _overload(qualified: str) -> torch._ops.OpOverload:
+    """torch.ops.<ns>.<name>.<overload> from "ns::name.overload"."""
+    namespace, _, name = qualified.partition("::")
+    op_name, _, overload = name.rpartition(".")
+    return getattr(getattr(getattr(torch.ops, namespace), op_name), overload)
+
+
+def decode(attr: dict, operands: list[Any] | None = None,
+           pyobjects: list[Any] | None = None) -> Any:
+    """A Python value from the core's tagged JSON attribute; `operands` and
+    `pyobjects` resolve operand references and object-table indices."""
     ((tag, value),) = attr.items()
     if tag in ("int", "bool", "str"):
         return value
@@ -134,16 +159,26 @@ def decode(attr: dict, operands: list[Any] | None = None) -> Any:
             raise UnsupportedValue("operand reference outside a fxmlir.call")
         return operands[value]
     if tag == "list":
-        return [decode(v, operands) for v in value]
+        return [decode(v, operands, pyobjects) for v in value]
     if tag == "dict":
         if len(value) == 1:
             ((key, inner),) = value.items()
-            decoded = decode(inner, operands)
+            decoded = decode(inner, operands, pyobjects)
             if key == "tuple":
                 return tuple(decoded)
             if key == "slice":
                 return slice(*decoded)
             if key in ("layout", "memory_format"):
                 return getattr(torch, decoded)
-        return {k: decode(v, operands) for k, v in value.items()}
+            if key == "ellipsis":
+                return Ellipsis
+            if key == "complex":
+                return complex(*decoded)
+            if key == "op":
+                return _overload(decoded)
+            if key == "pyobject":
+                if pyobjects is None:
+                    raise UnsupportedValue("object-table reference outside a fxmlir.call")
+                return pyobjects[decoded]
+        return {k: decode(v, operands, pyobjects) for k, v in value.items()}
     raise UnsupportedValue(f"attribute {attr} has no Python value")

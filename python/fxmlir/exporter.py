@@ -32,6 +32,10 @@ class _GraphBuilder:
     def __init__(self, imported: ImportedGraph, original: fx.GraphModule) -> None:
         self.imported = imported
         self.original = {n.name: n for n in original.graph.nodes}
+        self.graph_fake_modes = [
+            v.fake_mode for n in original.graph.nodes
+            for v in pytree.tree_leaves(n.meta.get("val", n.meta.get("example_value")))
+            if isinstance(v, FakeTensor)][:1]
         self.graph = fx.Graph()
         self.graph._codegen = copy.deepcopy(original.graph._codegen)
         # JSON value id -> FX node / Python value, or (node, index) of a
@@ -61,8 +65,9 @@ class _GraphBuilder:
         if name == "fxmlir.call":
             target = op["attributes"]["target"]["str"]
             opcode, fn = self.imported.callables[target]
-            args = tuple(attrs.decode(op["attributes"]["args"], operands))
-            kwargs = {k: attrs.decode(v, operands)
+            pyobjects = self.imported.pyobjects
+            args = tuple(attrs.decode(op["attributes"]["args"], operands, pyobjects))
+            kwargs = {k: attrs.decode(v, operands, pyobjects)
                       for k, v in op["attributes"]["kwargs"]["dict"].items()}
             node = self.graph.create_node(opcode, fn, args, kwargs, name=self._name(op, fn))
             self._bind(node, op, single=not self._is_multi(op))
@@ -77,17 +82,27 @@ class _GraphBuilder:
             not isinstance(overload._schema.returns[0].type, torch.ListType)
         self._bind(node, op, single=single)
 
+    def _same_call(self, op: dict, target: Any) -> fx.Node | None:
+        """The original node that `op` still is (the same target, or the
+        typed ATen op the node's call was imported as); None for new ops (a
+        rewrite keeps the location of what it replaced)."""
+        original = self.original.get(op.get("loc"))
+        if original is None:
+            return None
+        if original.target == target:
+            return original
+        spellings = calls.typed_candidates(original.op, original.target, original.args,
+                                           original.kwargs, _is_tensor_node)
+        return original if any(spelled is target for spelled, _, _ in spellings) else None
+
     def _name(self, op: dict, target: Any) -> str | None:
         """The original node's name for the op that still does its job; new
-        ops (a rewrite keeps the location of what it replaced) get a fresh
-        name from their target."""
-        original = self.original.get(op.get("loc"))
-        return original.name if original is not None and original.target == target else None
+        ops get a fresh name from their target."""
+        original = self._same_call(op, target)
+        return original.name if original is not None else None
 
     def _is_multi(self, op: dict) -> bool:
-        original = self.original.get(op.get("loc"))
-        return original is not None and \
-            isinstance(node_value(original, required=False), (list, tuple))
+        return op.get("loc") in self.imported.multi
 
     def _bind(self, node: fx.Node, op: dict, single: bool) -> None:
         self._set_meta(node, op)
@@ -99,8 +114,8 @@ class _GraphBuilder:
                 self.env[result["id"]] = (node, index)
 
     def _set_meta(self, node: fx.Node, op: dict) -> None:
-        original = self.original.get(op.get("loc"))
-        if original is not None and original.target == node.target:
+        original = self._same_call(op, node.target)
+        if original is not None:
             node.meta = copy.copy(original.meta)
             return
         node.meta["val"] = self._fake_run(node)
@@ -111,11 +126,12 @@ class _GraphBuilder:
                 else None
         args, kwargs = pytree.tree_map_only(
             fx.Node, node_value, (node.args, node.kwargs))
-        # The inputs' own fake mode: Dynamo's and AOTAutograd's differ.
+        # The inputs' own fake mode: Dynamo's and AOTAutograd's differ. A
+        # factory op has no tensor input: the graph's inputs have the mode.
         modes = [t.fake_mode for t in pytree.tree_leaves((args, kwargs))
-                 if isinstance(t, FakeTensor)]
+                 if isinstance(t, FakeTensor)] or self.graph_fake_modes
         if not modes:
-            raise ExportFailure(f"no fake tensor input to compute {node.format_node()}")
+            raise ExportFailure(f"no fake tensor in the graph to compute {node.format_node()}")
         with modes[0]:
             return node.target(*args, **kwargs)
 
@@ -128,6 +144,13 @@ class _GraphBuilder:
         gm = fx.GraphModule(original, self.graph, original.__class__.__name__)
         gm.meta = copy.copy(getattr(original, "meta", {}))
         return gm
+
+
+def _is_tensor_node(value: Any) -> bool:
+    if not isinstance(value, fx.Node):
+        return False
+    val = value.meta.get("val", value.meta.get("example_value"))
+    return isinstance(val, torch.Tensor)
 
 
 def export_graph(module_json: dict, imported: ImportedGraph,

@@ -1,13 +1,19 @@
 """FX GraphModule -> fxmlir module (MLIR text, parsed and verified by the core).
 
-Schema-driven: an ATen OpOverload whose schema maps to a generated op
-(python/fxmlir/schema.py) becomes that typed op; anything else (custom ops,
-Python callables, methods, ops with symbolic non-tensor arguments) becomes
-`fxmlir.call`, which keeps the call's arguments verbatim, so every graph
-imports losslessly. Value names and op locations are the FX node names, so
-diagnostics and dumps point at the graph the user knows. Nodes that touch
-memory the graph writes in place are opaque calls too (fxmlir/mutation.py),
-so that no pass merges or moves work across a write.
+Schema-driven: a call whose ATen overload (the OpOverload itself, or the op
+a torch builtin, Python operator or Tensor method of Dynamo's graphs calls,
+python/fxmlir/calls.py) maps to a generated op (python/fxmlir/schema.py)
+becomes that typed op; anything else (custom ops, higher-order ops, Python
+callables, ops with symbolic non-tensor arguments) becomes `fxmlir.call`,
+which keeps the call's arguments verbatim, so every graph imports
+losslessly. What has no MLIR spelling costs only its own node: a value
+without a type (no fake value, a Python object, a subgraph module) is an
+opaque value of type `none` that only `fxmlir.call`s use, and a constant
+without an attribute stays in the import's Python object table. Value names
+and op locations are the FX node names, so diagnostics and dumps point at the
+graph the user knows. Nodes that touch memory the graph writes in place are
+opaque calls too (fxmlir/mutation.py), so that no pass merges or moves work
+across a write.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from fxmlir import attrs, calls, schema
 from fxmlir.mutation import mutation_touching_nodes
 from fxmlir.types import UnsupportedValue, value_type
 
+# The type of a value fxmlir does not look into (see the module docstring).
+OPAQUE = "none"
 
 class ImportFailure(RuntimeError):
     """A node the importer cannot represent; names the node and the reason."""
@@ -42,6 +50,10 @@ class ImportedGraph:
     func_name: str
     # fxmlir.call target name -> (FX opcode, FX target).
     callables: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    # Constants without an attribute, by their `{pyobject = N}` index.
+    pyobjects: list[Any] = field(default_factory=list)
+    # Nodes whose list value was imported as one result per element.
+    multi: set[str] = field(default_factory=set)
     typed_ops: int = 0
     generic_ops: int = 0
     # Of the generic ops, those kept opaque because they touch mutated memory.
@@ -64,15 +76,12 @@ def target_name(target: Any) -> str:
     return f"{module}.{getattr(target, '__qualname__', repr(target))}"
 
 
-def node_value(node: fx.Node, required: bool = True) -> Any:
-    """The node's fake value; None when it has none and none is `required`."""
+def node_value(node: fx.Node) -> Any:
     meta = node.meta
     if "val" in meta:
         return meta["val"]
     if "example_value" in meta:  # Dynamo graphs
         return meta["example_value"]
-    if not required:
-        return None
     raise ImportFailure(node, "has no meta['val'] (graphs need fake-tensor metadata)")
 
 
@@ -112,10 +121,7 @@ class _FunctionBuilder:
     # -- nodes ---------------------------------------------------------------
 
     def placeholder(self, node: fx.Node) -> str:
-        try:
-            ty = value_type(node_value(node))
-        except UnsupportedValue as e:
-            raise ImportFailure(node, str(e)) from None
+        ty = self._type_of(node, node.meta.get("val", node.meta.get("example_value")))
         self.values[node] = f"%{node.name}"
         self.types[node] = [ty]
         return f"%{node.name}: {ty}"
@@ -124,9 +130,8 @@ class _FunctionBuilder:
         value = self.gm
         for part in node.target.split("."):
             value = getattr(value, part, None)
-        if not isinstance(value, torch.Tensor):
-            raise ImportFailure(node, f"attribute '{node.target}' is not a tensor")
-        ty = self._type_of(node, value)
+        # Anything but a tensor (a higher-order op's subgraph) is opaque.
+        ty = self._type_of(node, value) if isinstance(value, torch.Tensor) else OPAQUE
         self._define(node, [ty])
         self.lines.append(f'    %{node.name} = "fxmlir.get_attr"() {{name = '
                           f'{attrs.string(node.target)}}} : () -> {ty} loc("{node.name}")')
@@ -134,22 +139,21 @@ class _FunctionBuilder:
     def call(self, node: fx.Node) -> None:
         if self._is_result_projection(node):
             source, index = node.args
+            index %= len(self.types[source])
             self.values[node] = f"{self.values[source]}#{index}"
             self.types[node] = [self.types[source][index]]
             return
-        # A call whose result nobody uses (setitem, in-place methods) may
-        # carry no value: it then has no results.
-        val = node_value(node, required=bool(node.users))
-        if isinstance(val, (list, tuple)):
-            self.multi.add(node)
-        results = list(val) if node in self.multi else ([] if val is None else [val])
-        result_types = [self._type_of(node, v) for v in results]
-        if node.op != "call_function" or node in self.touches_mutation:
-            candidates = []
-        elif isinstance(node.target, torch._ops.OpOverload):
-            candidates = [(node.target, node.args, node.kwargs)]
-        else:
-            candidates = calls.aten_calls(node.target, node.args, node.kwargs)
+        if "val" in node.meta or "example_value" in node.meta:
+            val = node_value(node)
+            if isinstance(val, (list, tuple)) and self._only_projected(node, len(val)):
+                self.multi.add(node)
+                self.result.multi.add(node.name)
+            results = list(val) if node in self.multi else ([] if val is None else [val])
+            result_types = [self._type_of(node, v) for v in results]
+        else:  # no fake value (autocast's context, an RNG-state op): opaque
+            result_types = [OPAQUE] if node.users else []
+        candidates = [] if node in self.touches_mutation else calls.typed_candidates(
+            node.op, node.target, node.args, node.kwargs, self._is_tensor_value)
         if any(self._emit_typed(node, *call, result_types) for call in candidates):
             self.result.typed_ops += 1
         else:
@@ -179,10 +183,19 @@ class _FunctionBuilder:
     # -- helpers -------------------------------------------------------------
 
     def _type_of(self, node: fx.Node, value: Any) -> str:
+        """The value's MLIR type, OPAQUE for what has none."""
         try:
             return value_type(value)
-        except UnsupportedValue as e:
-            raise ImportFailure(node, str(e)) from None
+        except UnsupportedValue:
+            return OPAQUE
+
+    def _only_projected(self, node: fx.Node, size: int) -> bool:
+        """Whether every use of a list-valued node takes one element by a
+        constant index (otherwise the list is one opaque value)."""
+        return all(user.op == "call_function" and user.target is operator.getitem
+                   and len(user.args) == 2 and user.args[0] is node
+                   and type(user.args[1]) is int and -size <= user.args[1] < size
+                   for user in node.users)
 
     def _define(self, node: fx.Node, types: list[str]) -> str:
         self.types[node] = types
@@ -194,8 +207,7 @@ class _FunctionBuilder:
         if node.op != "call_function" or node.target is not operator.getitem:
             return False
         source, index = node.args
-        return (isinstance(source, fx.Node) and isinstance(index, int)
-                and source in self.multi and 0 <= index < len(self.types[source]))
+        return isinstance(source, fx.Node) and source in self.multi
 
     def _results(self, node: fx.Node, types: list[str]) -> tuple[str, str]:
         lhs = f"{self._define(node, types)} = " if types else ""
@@ -208,9 +220,8 @@ class _FunctionBuilder:
 
     def _emit_typed(self, node: fx.Node, op: torch._ops.OpOverload, args: tuple,
                     kwargs: dict, result_types: list[str]) -> bool:
-        """Emits the generated op for `op(*args, **kwargs)`; False when it has
-        none or the call's arguments are not all constants and tensor
-        values."""
+        """Emits the generated op for `op`; False when it has none or the
+        call's arguments are not all constants and tensor values."""
         signature = calls.typed_signature(op)
         if signature is None or not self.is_registered_op(schema.mlir_op_name(op)):
             return False
@@ -287,12 +298,13 @@ class _FunctionBuilder:
         else:  # call_method / call_module keep their opcode in the name
             name = f"{node.op}:{node.target}"
         self.result.callables[name] = (node.op, node.target)
-        try:
-            args = attrs.constant(list(node.args), operand)
-            kwargs = ", ".join(f"{attrs.string(k)} = {attrs.constant(v, operand)}"
-                               for k, v in node.kwargs.items())
-        except UnsupportedValue as e:
-            raise ImportFailure(node, str(e)) from None
+        def pyobject(value: Any) -> int:
+            self.result.pyobjects.append(value)
+            return len(self.result.pyobjects) - 1
+
+        args = attrs.constant(list(node.args), operand, pyobject)
+        kwargs = ", ".join(f"{attrs.string(k)} = {attrs.constant(v, operand, pyobject)}"
+                           for k, v in node.kwargs.items())
         used = [self._use(arg, node) for arg in operands]
         lhs, rhs = self._results(node, result_types)
         self.lines.append(

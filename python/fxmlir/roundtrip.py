@@ -18,6 +18,8 @@ from pathlib import Path
 import torch.fx as fx
 
 from fxmlir import _C
+from fxmlir.autocast import make_casts_explicit
+from fxmlir.bodies import round_trip_bodies
 from fxmlir.config import Options
 from fxmlir.dump import Dumper
 from fxmlir.exporter import export_graph
@@ -41,18 +43,26 @@ def _fused_counts(counts: dict[str, int]) -> dict[str, int]:
 
 
 def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
-               latest: list[str | _C.Module] | None = None) -> fx.GraphModule:
-    """The graph after its round trip; raises on any failure. `latest`, if
-    given, receives the module (text, then object) for failure dumps."""
+               latest: list[str | _C.Module] | None = None,
+               label: str | None = None) -> fx.GraphModule:
+    """The graph after its round trip with the stage's passes; raises on any
+    failure. `latest`, if given, receives the module (text, then object) for
+    failure dumps. `label` names the graph in dumps (the stage by default; a
+    subgraph body's name)."""
     latest = [] if latest is None else latest
-    dumper = Dumper(options.dump_dir, graph_id, stage)
+    label = label or stage
+    if stage == "before_autodiff":  # AOTAutograd's graphs have explicit casts
+        gm = make_casts_explicit(gm)
+    gm = round_trip_bodies(gm, lambda body, name: round_trip_or_fallback(
+        body, f"{graph_id}/{label}", stage, options, label=name))
+    dumper = Dumper(options.dump_dir, graph_id, label)
     times: dict[str, float] = {}
     context = _C.Context()
     start = time.perf_counter()
-    imported = import_graph(gm, stage, context.is_registered_op)
+    imported = import_graph(gm, label, context.is_registered_op)
     latest.append(imported.text)
     dumper.write("input.mlir", imported.text)
-    module = context.parse(imported.text, f"{graph_id}/{stage}.mlir")
+    module = context.parse(imported.text, f"{graph_id}/{label}.mlir")
     latest.append(module)
     times["import"] = (time.perf_counter() - start) * 1e3
     ops_before = _op_counts(module)
@@ -83,33 +93,34 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
             "mutation_ops_imported": imported.mutation_ops,
             "time_ms": {k: round(v, 3) for k, v in times.items()},
         })
-    log.info("fxmlir: %s/%s round trip: %d ops -> %d ops (%s) in %.1f ms", graph_id, stage,
+    log.info("fxmlir: %s/%s round trip: %d ops -> %d ops (%s) in %.1f ms", graph_id, label,
              sum(ops_before.values()), sum(ops_after.values()),
              dict(Counter(_fused_counts(ops_after))) or "no fusions", sum(times.values()))
     return exported
 
 
 def round_trip_or_fallback(gm: fx.GraphModule, graph_id: str, stage: str,
-                           options: Options) -> fx.GraphModule:
+                           options: Options, label: str | None = None) -> fx.GraphModule:
     """round_trip(), or `gm` itself with a FallbackWarning if that fails."""
     latest: list[str | _C.Module] = []
+    label = label or stage
     try:
-        return round_trip(gm, graph_id, stage, options, latest)
+        return round_trip(gm, graph_id, stage, options, latest, label)
     except Exception as e:  # noqa: BLE001 - any failure must fall back
-        where = _dump_failure(options, graph_id, stage, f"# {type(e).__name__}: {e}\n{gm.code}",
+        where = _dump_failure(options, graph_id, label, f"# {type(e).__name__}: {e}\n{gm.code}",
                               latest)
-        warnings.warn(f"fxmlir: {graph_id}/{stage} graph kept as is: {type(e).__name__}: "
+        warnings.warn(f"fxmlir: {graph_id}/{label} graph kept as is: {type(e).__name__}: "
                       f"{e} ({where})", FallbackWarning, stacklevel=2)
         log.debug("fxmlir: round trip failure", exc_info=True)
         return gm
 
 
-def _dump_failure(options: Options, graph_id: str, stage: str, graph: str,
+def _dump_failure(options: Options, graph_id: str, label: str, graph: str,
                   latest: list[str | _C.Module]) -> str:
     """Writes the failed graph and module; says where, or why it could not:
     the fallback itself must never fail."""
     folder = options.dump_dir or Path(tempfile.gettempdir()) / "fxmlir-failures"
-    folder = folder / graph_id / stage
+    folder = folder / graph_id / label
     try:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "failed-graph.py").write_text(graph)

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -122,9 +123,9 @@ def test_passes_are_listed_with_descriptions():
     assert all(p.summary for p in fxmlir.passes.registry().values())
 
 
-def test_injected_import_failure_falls_back(tmp_path, monkeypatch):
-    # Pretend int64 tensors are unsupported: the embedding's index input can
-    # no longer be imported.
+def test_a_value_without_a_type_costs_only_its_node(tmp_path, monkeypatch):
+    # Pretend int64 tensors are unsupported: the embedding's index input has
+    # no type, so it and the embedding stay opaque while the rest imports.
     import fxmlir.types
 
     monkeypatch.delitem(fxmlir.types._DTYPE_TO_MLIR, torch.int64)
@@ -133,8 +134,29 @@ def test_injected_import_failure_falls_back(tmp_path, monkeypatch):
     ids = torch.randint(0, 10, (3, 5))
     expected = model(ids)
     compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        out = compiled(ids)
+    assert torch.equal(out, expected)
+    forward = next(tmp_path.glob("*/forward/final.mlir")).read_text()
+    assert 'fxmlir.call "aten::embedding.default"' in forward
+    assert "fxmlir.aten.addmm" in forward or "fxmlir.aten.linear" in forward
+
+
+def test_injected_failure_falls_back(tmp_path, monkeypatch):
+    import fxmlir.roundtrip
+
+    def failing_export(*args, **kwargs):
+        raise fxmlir.exporter.ExportFailure("injected")
+
+    monkeypatch.setattr(fxmlir.roundtrip, "export_graph", failing_export)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(10, 4), nn.Linear(4, 2))
+    ids = torch.randint(0, 10, (3, 5))
+    expected = model(ids)
+    compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(tmp_path)))
     with pytest.warns(FallbackWarning, match=r"graph_\d+_\d+/\w+ graph kept as is: "
-                                             r"ImportFailure: node '.*' \(.*\): dtype torch.int64"):
+                                             r"ExportFailure: injected"):
         out = compiled(ids)
     assert torch.equal(out, expected)
     assert list(tmp_path.glob("*/*/failed-graph.py"))

@@ -87,10 +87,13 @@ def test_default_selections_run_the_registered_stage_pipelines():
 
 
 def _failing_compile(monkeypatch, **options):
-    """A compiled embedding model whose import is made to fail."""
-    import fxmlir.types
+    """A compiled embedding model whose export is made to fail."""
+    import fxmlir.roundtrip
 
-    monkeypatch.delitem(fxmlir.types._DTYPE_TO_MLIR, torch.int64)
+    def failing_export(*args, **kwargs):
+        raise fxmlir.exporter.ExportFailure("injected")
+
+    monkeypatch.setattr(fxmlir.roundtrip, "export_graph", failing_export)
     torch.manual_seed(0)
     model = nn.Sequential(nn.Embedding(10, 4), nn.Linear(4, 2))
     ids = torch.randint(0, 10, (3, 5))

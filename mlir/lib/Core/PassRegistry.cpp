@@ -36,6 +36,7 @@ struct PipelineEntry {
 constexpr PipelineEntry kPipeline[] = {
     {"canonicalize", AllStages},
     {"cse", AllStages},
+    {"fxmlir-recognize-gelu", AllStages},
     {"fxmlir-decompose", AllStages},
     {"fxmlir-fuse-bias-add-activation", AllStages},
     // Dynamo's dropout is a Python function: only AOTAutograd's graphs have

@@ -31,6 +31,10 @@ static bool isLastDimBias(Value input, Value bias, Value result) {
     return false;
   int64_t last = inputType.getShape().back();
   int64_t size = biasType.getShape().front();
+  // A size-1 addend broadcasts over a dynamic dim: it is not a bias. (A
+  // dynamic size is never 1: torch specializes sizes 0 and 1.)
+  if (size == 1)
+    return last == 1;
   return last == size || ShapedType::isDynamic(last) ||
          ShapedType::isDynamic(size);
 }

@@ -57,6 +57,24 @@ func.func @plain_add(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>, %b: tensor<16xf
 }
 
 
+// A size-1 addend of a dynamic last dim broadcasts: not a bias either.
+// CHECK-LABEL: func.func @size_one_addend_of_a_dynamic_dim
+// CHECK-NOT: fxmlir.bias_add
+// CHECK: return
+func.func @size_one_addend_of_a_dynamic_dim(%x: tensor<4x?xf32>, %s: tensor<1xf32>) -> tensor<4x?xf32> {
+  %0 = fxmlir.aten.add.Tensor %x, %s {alpha = 1 : i64} : (tensor<4x?xf32>, tensor<1xf32>) -> tensor<4x?xf32>
+  return %0 : tensor<4x?xf32>
+}
+
+// A dynamic bias of a dynamic last dim is a bias.
+// CHECK-LABEL: func.func @dynamic_bias
+// CHECK: fxmlir.bias_add %arg0, %arg1 {axis = 1 : i64}
+func.func @dynamic_bias(%x: tensor<4x?xf32>, %b: tensor<?xf32>) -> tensor<4x?xf32> {
+  %0 = fxmlir.aten.add.Tensor %x, %b {alpha = 1 : i64} : (tensor<4x?xf32>, tensor<?xf32>) -> tensor<4x?xf32>
+  return %0 : tensor<4x?xf32>
+}
+
+
 // The bias_add moves below a view that restores the leading dims.
 // CHECK-LABEL: func.func @sink_below_view
 // CHECK: %[[MM:.*]] = fxmlir.aten.mm

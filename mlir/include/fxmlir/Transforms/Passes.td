@@ -10,6 +10,21 @@
 
 include "mlir/Pass/PassBase.td"
 
+def RecognizeGelu : Pass<"fxmlir-recognize-gelu"> {
+  let summary = "Rewrite GELU written out as a formula (tanh or erf form) to aten.gelu";
+  let description = [{
+    `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))` -> `gelu(x,
+    approximate="tanh")` and `0.5 * x * (1 + erf(x / sqrt(2)))` -> `gelu(x)`,
+    whatever the order of the products and however the cube is spelled
+    (`pow(x, 3)`, `x * x * x`, `x * (1 + 0.044715 * x * x)`), with constants
+    to float precision; and `to(gelu(to(y, f32)), y's type)` with a 16-bit
+    float y -> `gelu(y)`. GELU then fuses with its bias like `nn.GELU`. All
+    values of the formula have x's type: a formula computed in another
+    dtype or broadcast is left alone.
+  }];
+  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+}
+
 def Decompose : Pass<"fxmlir-decompose"> {
   let summary = "Rewrite linear layers into one canonical bias_add form for fusion";
   let description = [{

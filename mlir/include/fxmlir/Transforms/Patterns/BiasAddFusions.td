@@ -13,8 +13,8 @@
 include "mlir/IR/PatternBase.td"
 include "fxmlir/Dialect/FusedOps.td"
 include "fxmlir/Dialect/AtenOps.td"
+include "fxmlir/Transforms/Patterns/Constraints.td"
 
-def HasOneUse : Constraint<CPred<"$0.hasOneUse()">, "has one use">;
 def FusibleTensor : Constraint<CPred<"::mlir::fxmlir::isFusibleTensor($0)">,
                                "f32/f16/bf16 tensor on CPU or CUDA">;
 def ActiveDropout : Constraint<CPred<"::mlir::fxmlir::isActiveDropout($0, $1)">,

@@ -1,0 +1,178 @@
+"""Tiny random-init transformers models trained through fxmlir: the zoo that
+tests/python/test_models.py checks and tools/gen_model_table.py tabulates.
+
+Each model keeps its architecture's default config (activation, biases,
+layer layout) with sizes shrunk so that three training steps take seconds.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tempfile
+import warnings
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+import fxmlir
+from fxmlir.roundtrip import FallbackWarning
+
+STAGES = ("before_autodiff", "forward", "backward")
+STEPS = 3
+VOCAB = 96
+SEQ = 12
+BATCH = 2
+_SMALL = dict(num_hidden_layers=2, num_attention_heads=2, hidden_size=32,
+              intermediate_size=64)
+
+
+@dataclass(frozen=True)
+class ZooModel:
+    name: str
+    build: Callable[[float], torch.nn.Module]  # dropout -> model
+    inputs: Callable[[], dict[str, torch.Tensor]]
+    # Linear layers followed by GELU: each must become one fused op.
+    gelu_bias_sites: int
+
+
+def _text_inputs() -> dict[str, torch.Tensor]:
+    ids = torch.randint(0, VOCAB, (BATCH, SEQ))
+    return {"input_ids": ids, "labels": ids}
+
+
+def _image_inputs() -> dict[str, torch.Tensor]:
+    return {"pixel_values": torch.randn(BATCH, 3, 16, 16),
+            "labels": torch.randint(0, 2, (BATCH,))}
+
+
+def _gpt2(p: float) -> torch.nn.Module:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(vocab_size=VOCAB, n_positions=32, n_embd=32, n_layer=2, n_head=2,
+                        resid_pdrop=p, embd_pdrop=p, attn_pdrop=p,
+                        bos_token_id=0, eos_token_id=0)
+    return GPT2LMHeadModel(config)
+
+
+def _bert(p: float) -> torch.nn.Module:
+    from transformers import BertConfig, BertForMaskedLM
+
+    return BertForMaskedLM(BertConfig(vocab_size=VOCAB, max_position_embeddings=32,
+                                      hidden_dropout_prob=p, attention_probs_dropout_prob=p,
+                                      **_SMALL))
+
+
+def _roberta(p: float) -> torch.nn.Module:
+    from transformers import RobertaConfig, RobertaForMaskedLM
+
+    return RobertaForMaskedLM(RobertaConfig(vocab_size=VOCAB, max_position_embeddings=40,
+                                            hidden_dropout_prob=p,
+                                            attention_probs_dropout_prob=p, **_SMALL))
+
+
+def _vit(p: float) -> torch.nn.Module:
+    from transformers import ViTConfig, ViTForImageClassification
+
+    return ViTForImageClassification(ViTConfig(image_size=16, patch_size=8, num_labels=2,
+                                               hidden_dropout_prob=p,
+                                               attention_probs_dropout_prob=p, **_SMALL))
+
+
+def _t5(p: float) -> torch.nn.Module:
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    config = T5Config(vocab_size=VOCAB, d_model=32, d_kv=16, d_ff=64, num_layers=2,
+                      num_decoder_layers=2, num_heads=2, dropout_rate=p,
+                      decoder_start_token_id=0)
+    return T5ForConditionalGeneration(config)
+
+
+def _llama(p: float) -> torch.nn.Module:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=VOCAB, max_position_embeddings=32,
+                         num_key_value_heads=2, attention_dropout=p, **_SMALL)
+    return LlamaForCausalLM(config)
+
+
+# GPT-2: c_fc + gelu_new per layer. BERT, RoBERTa: intermediate dense + GELU
+# per layer and the LM head's transform. ViT: intermediate per layer. T5
+# (ReLU) and LLaMA (SiLU) have no GELU and no biases.
+MODELS = (
+    ZooModel("gpt2", _gpt2, _text_inputs, 2),
+    ZooModel("bert", _bert, _text_inputs, 3),
+    ZooModel("roberta", _roberta, _text_inputs, 3),
+    ZooModel("vit", _vit, _image_inputs, 2),
+    ZooModel("t5", _t5, _text_inputs, 0),
+    ZooModel("llama", _llama, _text_inputs, 0),
+)
+
+
+@dataclass
+class Run:
+    losses: list[float]
+    fallbacks: list[str]
+    # stage -> fused op -> count, over every graph and subgraph body.
+    fused: dict[str, Counter]
+    # Unfused aten.gelu ops left in forward graphs.
+    unfused_gelus: int
+
+
+def _train(model: torch.nn.Module, step: Callable, inputs: dict, autocast: bool,
+           ) -> list[float]:
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for _ in range(STEPS):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = step(**inputs).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def _latest_graphs(dump_dir: Path) -> list[Path]:
+    """One dump folder per compiled frame: its last recompile (a recompile,
+    e.g. after a config change, would count the same sites twice)."""
+    latest: dict[str, Path] = {}
+    for folder in sorted(dump_dir.glob("graph_*"), key=lambda f: int(f.name.split("_")[-1])):
+        frame = folder.name.rpartition("_")[0]
+        latest[frame] = folder
+    return list(latest.values())
+
+
+def _dump_counts(dump_dir: Path) -> tuple[dict[str, Counter], int]:
+    fused = {stage: Counter() for stage in STAGES}
+    unfused = 0
+    for graph in _latest_graphs(dump_dir):
+        for stage in STAGES:
+            for summary in graph.glob(f"{stage}/**/summary.json"):
+                fused[stage].update(json.loads(summary.read_text())["fused_ops"])
+        for final in graph.glob("forward/**/final.mlir"):
+            unfused += final.read_text().count("fxmlir.aten.gelu ")
+    return fused, unfused
+
+
+def train_both(entry: ZooModel, autocast: bool, dropout: float = 0.0,
+               passes: str = "default") -> tuple[Run, list[float]]:
+    """The model trained through fxmlir, and its eager twin's losses."""
+    torch.manual_seed(0)
+    model = entry.build(dropout).train()
+    eager = copy.deepcopy(model)
+    inputs = entry.inputs()
+    torch._dynamo.reset()
+    with tempfile.TemporaryDirectory() as folder:
+        compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=folder,
+                                                               passes=passes))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", FallbackWarning)
+            losses = _train(model, compiled, inputs, autocast)
+        fused, unfused = _dump_counts(Path(folder))
+    torch._dynamo.reset()
+    fallbacks = [str(w.message) for w in caught if issubclass(w.category, FallbackWarning)]
+    return Run(losses, fallbacks, fused, unfused), _train(eager, eager, inputs, autocast)
