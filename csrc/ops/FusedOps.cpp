@@ -12,8 +12,8 @@ namespace fxmlir::ops {
 int64_t checkBias(const char *op, const at::Tensor &x, const at::Tensor &bias,
                   int64_t axis) {
   std::optional<int64_t> dim = normalizeDim(axis, x.dim());
-  TORCH_CHECK(dim, op, ": axis ", axis, " is out of range for x with ",
-              x.dim(), " dimensions");
+  TORCH_CHECK(dim, op, ": axis ", axis, " is out of range for x with ", x.dim(),
+              " dimensions");
   axis = *dim;
   TORCH_CHECK(bias.dim() == 1, op, ": bias must be 1-D, got ", bias.dim(),
               "-D bias");

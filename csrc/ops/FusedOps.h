@@ -1,4 +1,5 @@
-//===- FusedOps.h - torch.ops.fxmlir.*: one glue for every device -*- C++ -*-===//
+//===- FusedOps.h - torch.ops.fxmlir.*: one glue for every device -*- C++
+//-*-===//
 //
 // Each fused op's kernel function, written once for all devices: check the
 // arguments (with the same messages everywhere, symbolic shapes included),
@@ -114,11 +115,11 @@ at::Tensor runBiasOp(const char *op, const at::Tensor &x,
           using T = KernelType<scalar_t>;
           std::apply(
               [&](const auto &...inputs) {
-                Launcher<D>::bias(
-                    element, static_cast<const T *>(xc.const_data_ptr()),
-                    static_cast<const T *>(bc.const_data_ptr()),
-                    static_cast<T *>(result.mutable_data_ptr()), shape,
-                    inputs.template data<T>()...);
+                Launcher<D>::bias(element,
+                                  static_cast<const T *>(xc.const_data_ptr()),
+                                  static_cast<const T *>(bc.const_data_ptr()),
+                                  static_cast<T *>(result.mutable_data_ptr()),
+                                  shape, inputs.template data<T>()...);
               },
               contiguous);
         });
@@ -143,8 +144,7 @@ at::Tensor fusedBiasAddGelu(const at::Tensor &x, const at::Tensor &bias,
                             int64_t axis, c10::string_view approximate) {
   constexpr const char *op = "fused_bias_add_gelu";
   return withGelu(op, approximate, [&](auto gelu) {
-    return runBiasOp<D>(op, x, bias, axis,
-                        kernels::Activate<decltype(gelu)>{});
+    return runBiasOp<D>(op, x, bias, axis, kernels::Activate<decltype(gelu)>{});
   });
 }
 
@@ -202,7 +202,8 @@ at::Tensor fusedBiasAddMaskScale(const at::Tensor &x, const at::Tensor &bias,
 // The mask family
 //===----------------------------------------------------------------------===//
 
-template <Device D> at::Tensor randomMaskLike(const at::Tensor &like, double p) {
+template <Device D>
+at::Tensor randomMaskLike(const at::Tensor &like, double p) {
   checkDropProbability(p);
   at::Tensor mask = at::empty_like(like, like.options().dtype(at::kBool),
                                    at::MemoryFormat::Contiguous);

@@ -27,8 +27,7 @@ template <> struct Launcher<Device::CPU> {
   static void bias(Op op, const T *x, const T *bias, T *out,
                    kernels::BiasBroadcast shape, const Others *...others) {
     at::parallel_for(0, shape.numel, kGrain, [&](int64_t begin, int64_t end) {
-      kernels::cpu::biasKernel(op, x, bias, out, shape, begin, end,
-                               others...);
+      kernels::cpu::biasKernel(op, x, bias, out, shape, begin, end, others...);
     });
   }
 

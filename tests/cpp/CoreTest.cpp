@@ -251,8 +251,8 @@ func.func @f() {
     return Module::parse(context, source);
   };
   EXPECT_NO_THROW(withArg("-9223372036854775808 : i64").toJson());
-  for (const char *wide : {"18446744073709551621 : i128",
-                           "9223372036854775808 : ui64"}) {
+  for (const char *wide :
+       {"18446744073709551621 : i128", "9223372036854775808 : ui64"}) {
     try {
       withArg(wide).toJson();
       FAIL() << wide << " was exported";

@@ -38,14 +38,14 @@ constexpr const char *kHangFile = "fxmlir-fuzz-hang.mlir";
 
 // Pieces of MLIR syntax the mutator inserts, so that edits reach past the
 // lexer into the parser, the verifiers and the passes.
+// clang-format off
 const char *const kTokens[] = {
-    "[",      "]",        "{",           "}",      "(",          ")",
-    "<",      ">",        "tensor<",     "x",      "?x",         "f32",
-    "i64",    "bf16",     "none",        "\"",     "\\",         "%0",
-    "%arg0",  " : ",      " -> ",        ", ",     "#fxmlir.",   "device<",
-    "array<", "i64: ",    "dense<",      "-1",     "0x7FF0",     "1.0e308",
-    "^bb0",   "func.func", "fxmlir.call", "fxmlir.aten.", "fxmlir.bias_add",
-    "axis = ", "tuple<",   "// ",        "\n",     "-----"};
+    "[", "]", "{", "}", "(", ")", "<", ">", "tensor<", "x", "?x", "f32", "i64",
+    "bf16", "none", "\"", "\\", "%0", "%arg0", " : ", " -> ", ", ", "#fxmlir.",
+    "device<", "array<", "i64: ", "dense<", "-1", "0x7FF0", "1.0e308", "^bb0",
+    "func.func", "fxmlir.call", "fxmlir.aten.", "fxmlir.bias_add", "axis = ",
+    "tuple<", "// ", "\n", "-----"};
+// clang-format on
 
 // The input being run, for the crash handler (async-signal-safe access).
 const char *currentData = nullptr;
@@ -66,7 +66,8 @@ void writeInput(const char *path) {
 
 void onCrash(int signal) {
   writeInput(kCrashFile);
-  const char message[] = "fxmlir-fuzz: crashed; input in fxmlir-fuzz-crash.mlir\n";
+  const char message[] =
+      "fxmlir-fuzz: crashed; input in fxmlir-fuzz-crash.mlir\n";
   (void)!::write(2, message, sizeof(message) - 1);
   std::raise(signal); // SA_RESETHAND restored the default action.
 }
@@ -148,7 +149,7 @@ int main(int argc, char **argv) {
   alternate.ss_sp = handlerStack.data();
   alternate.ss_size = handlerStack.size();
   ::sigaltstack(&alternate, nullptr);
-  struct sigaction action {};
+  struct sigaction action{};
   action.sa_handler = onCrash;
   action.sa_flags = SA_ONSTACK | SA_RESETHAND;
   for (int signal : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL})
@@ -176,8 +177,8 @@ int main(int argc, char **argv) {
   });
 
   Mutator mutator(seed);
-  auto end = std::chrono::steady_clock::now() +
-             std::chrono::duration<double>(seconds);
+  auto end =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   int64_t runs = 0, parsed = 0;
   for (size_t next = 0; std::chrono::steady_clock::now() < end; ++next) {
     // Every seed as it is first, then mutants of them in turn.
@@ -186,9 +187,9 @@ int main(int argc, char **argv) {
     currentData = input.data();
     currentSize = input.size();
     started = ++runs;
-    parsed += LLVMFuzzerTestOneInput(
-                  reinterpret_cast<const uint8_t *>(input.data()),
-                  input.size()) == 0;
+    parsed +=
+        LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t *>(input.data()),
+                               input.size()) == 0;
   }
   done = true;
   watchdog.join();

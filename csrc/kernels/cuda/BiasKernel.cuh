@@ -65,8 +65,7 @@ __device__ __forceinline__ void biasValues(const T *bias, Index i,
 }
 
 /// Elements [i, i + Vec) of the op.
-template <int Vec, typename T, typename Index, typename Op,
-          typename... Others>
+template <int Vec, typename T, typename Index, typename Op, typename... Others>
 __device__ __forceinline__ void biasPack(Op op, const T *x, const T *bias,
                                          T *out, Index i, Index axisSize,
                                          Index inner, const Others *...others) {

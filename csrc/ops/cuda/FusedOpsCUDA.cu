@@ -38,8 +38,7 @@ template <> struct Launcher<Device::CUDA> {
   static void bias(Op op, const T *x, const T *bias, T *out,
                    kernels::BiasBroadcast shape, const Others *...others) {
     C10_CUDA_CHECK(kernels::cuda::launchBias(
-        op, x, bias, out, shape, c10::cuda::getCurrentCUDAStream(),
-        others...));
+        op, x, bias, out, shape, c10::cuda::getCurrentCUDAStream(), others...));
   }
 
   static void randomMask(bool *mask, int64_t numel, double p) {

@@ -175,10 +175,10 @@ class PassClock : public mlir::TimingManager {
 public:
   double milliseconds(const void *pass) const {
     auto it = timers.find(pass);
-    return it == timers.end() ? 0.0
-                              : std::chrono::duration<double, std::milli>(
-                                    it->second.total)
-                                    .count();
+    return it == timers.end()
+               ? 0.0
+               : std::chrono::duration<double, std::milli>(it->second.total)
+                     .count();
   }
 
 protected:

@@ -25,8 +25,8 @@ enum Stage : unsigned {
   AfterAutodiff = Forward | Backward | Inference,
 };
 
-constexpr const char *kStageNames[] = {"before_autodiff", "forward",
-                                       "backward", "inference"};
+constexpr const char *kStageNames[] = {"before_autodiff", "forward", "backward",
+                                       "inference"};
 
 struct PipelineEntry {
   const char *name;

@@ -21,8 +21,8 @@ static LogicalResult verifyRank(Operation *op, Value value, StringRef name,
                                 int64_t rank) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getRank() != rank)
-    return op->emitOpError() << name << " must be " << rank << "-D, got "
-                             << type;
+    return op->emitOpError()
+           << name << " must be " << rank << "-D, got " << type;
   return success();
 }
 
@@ -37,8 +37,9 @@ static LogicalResult verifySameSize(Operation *op, int64_t a, int64_t b,
 static LogicalResult verifySameElementType(Operation *op, Value a, Value b,
                                            StringRef what) {
   if (getElementTypeOrSelf(a) != getElementTypeOrSelf(b))
-    return op->emitOpError() << what << " have different element types: "
-                             << a.getType() << " and " << b.getType();
+    return op->emitOpError()
+           << what << " have different element types: " << a.getType()
+           << " and " << b.getType();
   return success();
 }
 
@@ -84,8 +85,7 @@ LogicalResult MmOp::verify() {
 
 LogicalResult AddmmOp::verify() {
   SmallVector<int64_t> shape;
-  if (failed(
-          verifyMatmul(*this, getMat1(), getMat2(), "mat1", "mat2", shape)))
+  if (failed(verifyMatmul(*this, getMat1(), getMat2(), "mat1", "mat2", shape)))
     return failure();
   // self broadcasts to [n, m].
   ArrayRef<int64_t> self = shapeOf(getSelf());
@@ -224,8 +224,8 @@ LogicalResult ExpandOp::verify() {
       shape.push_back(old);
       continue;
     }
-    if (old != 1 && failed(verifySameSize(*this, old, s,
-                                          "expanded non-singleton sizes")))
+    if (old != 1 &&
+        failed(verifySameSize(*this, old, s, "expanded non-singleton sizes")))
       return failure();
     shape.push_back(s);
   }
@@ -236,8 +236,8 @@ LogicalResult UnsqueezeOp::verify() {
   SmallVector<int64_t> shape(shapeOf(getSelf()));
   std::optional<int64_t> dim = normalizeDim(getDim(), shape.size() + 1);
   if (!dim)
-    return emitOpError("dim ") << getDim() << " is out of range for rank "
-                               << shape.size() + 1;
+    return emitOpError("dim ")
+           << getDim() << " is out of range for rank " << shape.size() + 1;
   shape.insert(shape.begin() + *dim, 1);
   return verifyResultShape(*this, shape);
 }

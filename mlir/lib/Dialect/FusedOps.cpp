@@ -37,8 +37,8 @@ static LogicalResult verifyShapedLike(Operation *op, Value value, Value like,
 static LogicalResult verifyBool(Operation *op, Value value, StringRef what) {
   Type element = getElementTypeOrSelf(value);
   if (!element.isInteger(1))
-    return op->emitOpError() << what << " must have element type i1, got "
-                             << element;
+    return op->emitOpError()
+           << what << " must have element type i1, got " << element;
   return success();
 }
 

@@ -1,20 +1,26 @@
 //===- BiasAddFusions.cpp - the bias_add fusion pattern sets --------------===//
+//
+// Each family's patterns are every DRR def of its .td file: a new fusion of
+// the family is one def there.
+//
+//===----------------------------------------------------------------------===//
 
 #include "fxmlir/Transforms/Passes.h"
 #include "fxmlir/Transforms/PatternUtils.h"
 
 namespace mlir::fxmlir {
-namespace {
-#include "fxmlir/Transforms/Patterns/BiasAddFusions.inc"
-} // namespace
+namespace activation {
+#include "fxmlir/Transforms/Patterns/BiasAddActivationFusions.inc"
+} // namespace activation
+namespace dropout {
+#include "fxmlir/Transforms/Patterns/BiasAddDropoutFusions.inc"
+} // namespace dropout
 
 void populateBiasAddActivationFusionPatterns(RewritePatternSet &patterns) {
-  patterns.add<FuseBiasAddGeluPattern, FuseBiasAddGeluGradPattern,
-               FuseBiasAddReluPattern, FuseBiasAddSiluPattern,
-               FuseBiasAddSiluGradPattern>(patterns.getContext());
+  activation::populateWithGenerated(patterns);
 }
 
 void populateBiasAddDropoutFusionPatterns(RewritePatternSet &patterns) {
-  patterns.add<FuseBiasAddDropoutPattern>(patterns.getContext());
+  dropout::populateWithGenerated(patterns);
 }
 } // namespace mlir::fxmlir

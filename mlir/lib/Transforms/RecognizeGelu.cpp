@@ -125,8 +125,8 @@ static std::optional<Polynomial> polynomialIn(Value value, Value x,
       power = multiply(*power, *base);
     return power;
   }
-  auto binary = [&](Value lhs, Value rhs, Attribute alphaAttr, double sign)
-      -> std::optional<Polynomial> {
+  auto binary = [&](Value lhs, Value rhs, Attribute alphaAttr,
+                    double sign) -> std::optional<Polynomial> {
     std::optional<Polynomial> a = of(lhs), b = of(rhs);
     std::optional<double> alpha = scalarValue(alphaAttr);
     if (!a || !b || !alpha)

@@ -1,4 +1,8 @@
 //===- Constraints.td - DRR constraints shared by patterns -*- tablegen -*-===//
+//
+// What DRR cannot say itself is C++ in fxmlir/Transforms/PatternUtils.h.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef FXMLIR_TRANSFORMS_PATTERNS_CONSTRAINTS_TD
 #define FXMLIR_TRANSFORMS_PATTERNS_CONSTRAINTS_TD
@@ -6,5 +10,10 @@
 include "mlir/IR/PatternBase.td"
 
 def HasOneUse : Constraint<CPred<"$0.hasOneUse()">, "has one use">;
+def FusibleTensor : Constraint<CPred<"::mlir::fxmlir::isFusibleTensor($0)">,
+                               "f32/f16/bf16 tensor on CPU or CUDA">;
+def ActiveDropout : Constraint<CPred<"::mlir::fxmlir::isActiveDropout($0, $1)">,
+                               "dropout in training mode with p > 0">;
+def DropoutScale : NativeCodeCall<"::mlir::fxmlir::dropoutScale($_builder, $0)">;
 
 #endif // FXMLIR_TRANSFORMS_PATTERNS_CONSTRAINTS_TD
