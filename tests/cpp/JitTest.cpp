@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -218,6 +219,31 @@ TEST_F(JitTest, BadRequestsAreErrors) {
   EXPECT_THROW(
       chain->run({ok, ok, {nullptr, {8, 64}}}, {{out.data(), {8, 64}}}),
       Error);
+}
+
+TEST_F(JitTest, CompilesForCudaToPtxWithoutLibdevice) {
+  Jit jit(options());
+  CudaProgram program =
+      jit.compileCuda(kSoftmax, "jit_add_softmax",
+                      {{DType::Float32, {kDynamic, 16}},
+                       {DType::Float32, {16}}});
+  ASSERT_FALSE(program.launches.empty());
+  EXPECT_NE(program.host.find("gpu.launch_func"), std::string::npos);
+  bool ptxas = std::system("command -v ptxas > /dev/null 2>&1") == 0;
+  for (const CudaLaunch &launch : program.launches) {
+    EXPECT_NE(launch.ptx.find(".target sm_90"), std::string::npos);
+    EXPECT_NE(launch.ptx.find(".entry " + launch.kernel + "("),
+              std::string::npos);
+    // exp is approximated: nothing left to link from libdevice.
+    EXPECT_EQ(launch.ptx.find(".extern"), std::string::npos);
+    if (!ptxas)
+      continue;
+    std::string path = cacheDir + "/" + launch.kernel + ".ptx";
+    std::ofstream(path) << launch.ptx;
+    EXPECT_EQ(std::system(("ptxas -arch=sm_90 -o /dev/null " + path).c_str()),
+              0)
+        << launch.ptx;
+  }
 }
 
 } // namespace

@@ -209,8 +209,17 @@ static void outline(ArrayRef<Operation *> region, SymbolTable &symbols) {
                                func.getSymName(), inputs.getArrayRef());
   for (auto [output, replacement] : llvm::zip(outputs, jit.getResults()))
     output.replaceAllUsesWith(replacement);
+  llvm::SetVector<Operation *> nones;
+  for (Operation *op : region)
+    for (Value operand : op->getOperands())
+      if (isa<NoneType>(operand.getType()))
+        nones.insert(operand.getDefiningOp());
   for (Operation *op : llvm::reverse(region))
     op->erase();
+  // The region's None operands now live in the function.
+  for (Operation *none : nones)
+    if (none->use_empty())
+      none->erase();
 }
 
 namespace {

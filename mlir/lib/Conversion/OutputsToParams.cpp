@@ -13,13 +13,12 @@ using namespace mlir;
 using namespace mlir::fxmlir;
 
 /// Makes the op computing `value` write it into `dest` when `value` is a
-/// destination-style result whose destination is a fresh (filled) empty
-/// tensor, possibly behind expand_shapes. Returns false when it is not.
+/// destination-style result whose destination is an empty tensor, or an
+/// empty tensor filled with a constant (a reduction's accumulator), possibly
+/// behind expand_shapes. Returns false when it is not.
 static bool writeInto(Value value, Value dest, OpBuilder &b) {
-  if (!value.hasOneUse())
-    return false;
   if (auto expand = value.getDefiningOp<tensor::ExpandShapeOp>()) {
-    b.setInsertionPoint(expand);
+    b.setInsertionPointAfterValue(dest);
     auto collapsed = tensor::CollapseShapeOp::create(
         b, expand.getLoc(), expand.getSrcType(), dest,
         expand.getReassociationIndices());
@@ -35,14 +34,20 @@ static bool writeInto(Value value, Value dest, OpBuilder &b) {
     return false;
   OpOperand *init = op.getTiedOpOperand(result);
   Value initValue = init->get();
-  if (initValue.getDefiningOp<tensor::EmptyOp>() && initValue.hasOneUse()) {
+  if (initValue.getDefiningOp<tensor::EmptyOp>()) {
     init->set(dest);
     return true;
   }
-  // A reduction's accumulator: fill(empty).
-  if (auto fill = initValue.getDefiningOp<linalg::FillOp>())
-    if (initValue.hasOneUse())
-      return writeInto(fill.getResult(0), dest, b);
+  // Other ops may share the fill: fill `dest` with the same value.
+  if (auto fill = initValue.getDefiningOp<linalg::FillOp>()) {
+    if (!fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+      return false;
+    b.setInsertionPoint(op);
+    auto filled = linalg::FillOp::create(b, fill.getLoc(), fill.getInputs(),
+                                         ValueRange{dest});
+    init->set(filled.getResult(0));
+    return true;
+  }
   return false;
 }
 

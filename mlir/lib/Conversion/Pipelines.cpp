@@ -43,6 +43,9 @@ static void addBufferization(OpPassManager &pm) {
   options.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(options));
+  // Folds expand_shape(collapse_shape(%out)) of keepdim results back to the
+  // output argument, so that every result is seen to be one.
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCanonicalizerPass());
@@ -92,9 +95,9 @@ void fxmlir::buildJitCudaPipeline(OpPassManager &pm,
   // fabs are PTX instructions).
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createApproximateMath());
+  kernels.addPass(createMathToLLVMIntrinsics());
   kernels.addPass(createLowerAffinePass());
   kernels.addPass(createSCFToControlFlowPass());
-  kernels.addPass(createConvertMathToLLVMPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(createReconcileUnrealizedCastsPass());
   kernels.addPass(createCanonicalizerPass());

@@ -26,12 +26,14 @@ CudaProgram jit::compileToPtx(mlir::ModuleOp module, llvm::StringRef function,
                        chip);
   }
   CudaProgram program;
-  for (auto binary : module.getOps<mlir::gpu::BinaryOp>())
-    for (auto object : binary.getObjects().getAsRange<mlir::gpu::ObjectAttr>())
-      program.ptx += object.getObject().getValue().str();
   auto host = module.lookupSymbol<mlir::func::FuncOp>(function);
   host.walk([&](mlir::gpu::LaunchFuncOp launch) {
-    program.kernels.push_back(launch.getKernelName().str());
+    auto binary = module.lookupSymbol<mlir::gpu::BinaryOp>(
+        launch.getKernelModuleName());
+    std::string ptx;
+    for (auto object : binary.getObjects().getAsRange<mlir::gpu::ObjectAttr>())
+      ptx = object.getObject().getValue().str();
+    program.launches.push_back({launch.getKernelName().str(), ptx});
   });
   llvm::raw_string_ostream os(program.host);
   host.print(os);

@@ -10,7 +10,7 @@
 namespace fxmlir::jit {
 
 /// Lowers the specialized module (consumed) through the CUDA pipeline and
-/// collects the PTX, the kernels in launch order and the host function.
+/// collects the kernel launches with their PTX and the host function.
 /// Throws Error with the diagnostics.
 CudaProgram compileToPtx(mlir::ModuleOp module, llvm::StringRef function,
                          const std::string &chip, const std::string &features);

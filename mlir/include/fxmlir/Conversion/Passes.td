@@ -115,4 +115,17 @@ def TileParallelLoops : Pass<"fxmlir-tile-parallel-loops", "::mlir::func::FuncOp
                            "::mlir::arith::ArithDialect"];
 }
 
+def MathToLLVMIntrinsics : Pass<"fxmlir-math-to-llvm-intrinsics"> {
+  let summary = "Call the LLVM intrinsics of math ops that GPUs implement natively";
+  let description = [{
+    `math.sqrt`, `floor`, `ceil`, `absf`, `fma` and `copysign` become
+    `llvm.call_intrinsic` of `llvm.sqrt`, `llvm.floor`, ... which the NVPTX
+    backend emits as single instructions. Run before `convert-gpu-to-nvvm`,
+    which would otherwise call libdevice (`__nv_sqrtf`, ...) for them, and
+    rejects the `llvm.intr.*` ops `convert-math-to-llvm` makes. Together with
+    `fxmlir-approximate-math`, kernels need no libdevice.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // FXMLIR_CONVERSION_PASSES_TD

@@ -127,15 +127,21 @@ private:
             int64_t end) const;
 };
 
+/// One kernel launch of a CUDA program.
+struct CudaLaunch {
+  /// The kernel's entry name in `ptx`.
+  std::string kernel;
+  /// PTX assembly of the module holding the kernel, for cuModuleLoadData.
+  std::string ptx;
+};
+
 /// PTX for one function, and how to launch its kernels.
 struct CudaProgram {
-  /// PTX assembly of the kernel module, for cuModuleLoadData.
-  std::string ptx;
-  /// The kernels' entry names in launch order.
-  std::vector<std::string> kernels;
+  /// The kernel launches in order.
+  std::vector<CudaLaunch> launches;
   /// The host side: the function after GPU lowering, with one
-  /// gpu.launch_func per kernel launch (grid and block sizes computed from
-  /// the input dims), in MLIR syntax.
+  /// gpu.launch_func per launch (grid and block sizes computed from the
+  /// input dims), in MLIR syntax.
   std::string host;
   Signature signature;
 };

@@ -73,7 +73,8 @@ std::optional<JitOpKind> fxmlir::getJitOpKind(Operation *op) {
   if (!lowering || op->getNumResults() == 0)
     return std::nullopt;
   // Every tensor has a supported element type and lives on the same CPU or
-  // CUDA device; None only fills optional operands.
+  // CUDA device; None only fills optional operands. f64 is CPU only: its
+  // math would need libdevice on GPUs.
   DeviceAttr device;
   auto supported = [&](Type type) {
     auto tensor = dyn_cast<RankedTensorType>(type);
@@ -81,7 +82,8 @@ std::optional<JitOpKind> fxmlir::getJitOpKind(Operation *op) {
       return false;
     DeviceAttr own = getDevice(tensor);
     if (!own || (own.getType() != "cpu" && own.getType() != "cuda") ||
-        (device && own != device))
+        (device && own != device) ||
+        (own.getType() == "cuda" && tensor.getElementType().isF64()))
       return false;
     device = own;
     return true;

@@ -210,10 +210,12 @@ static SmallVector<Value> lowerVarMean(ImplicitLocOpBuilder &b, Operation *op,
                               elements[1]);
                 return mul(nb, d, d);
               });
-  auto correction = op->getAttr("correction");
-  double dof = correction ? cast<FloatAttr>(correction).getValueAsDouble() : 1;
-  if (auto integer = dyn_cast_or_null<IntegerAttr>(correction))
+  // Bessel's correction unless told otherwise.
+  double dof = 1;
+  if (auto integer = op->getAttrOfType<IntegerAttr>("correction"))
     dof = static_cast<double>(integer.getInt());
+  else if (auto real = op->getAttrOfType<FloatAttr>("correction"))
+    dof = real.getValueAsDouble();
   Value divisor = maximum(b, sub(b, count, constant(b, acc, dof)),
                           constant(b, acc, 0.0));
   Value var = divideBy(b, squares, divisor, varType);
