@@ -108,3 +108,23 @@ func.func private @respecialized(%x: tensor<?x16xf32, #fxmlir.device<"cpu">>) ->
   %0 = fxmlir.aten.exp %x : (tensor<?x16xf32, #fxmlir.device<"cpu">>) -> tensor<4x16xf32, #fxmlir.device<"cpu">>
   return %0 : tensor<4x16xf32, #fxmlir.device<"cpu">>
 }
+
+// -----
+
+// Views that only drop or add size-1 dims (a keepdim bias gradient viewed
+// as 1-D) are collapse/expand_shape; scalar_tensor is a constant.
+// CHECK-LABEL: func.func private @unit_dim_views
+// CHECK-SAME: (%[[X:.*]]: tensor<1x?xf32>)
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1]] : tensor<1x?xf32> into tensor<?xf32>
+// CHECK: tensor.expand_shape %[[FLAT]] {{\[\[}}0, 1]] {{.*}} into tensor<?x1xf32>
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1, 2]] output_shape [%{{.*}}, 1, 1] : tensor<?xf32> into tensor<?x1x1xf32>
+// CHECK: %[[ZERO:.*]] = tensor.from_elements %{{.*}} : tensor<f32>
+// CHECK: linalg.generic {{.*}} ins(%[[FLAT]], %[[ZERO]] : tensor<?xf32>, tensor<f32>)
+func.func private @unit_dim_views(%x: tensor<1x?xf32, #fxmlir.device<"cpu">>) -> (tensor<?x1x1xf32, #fxmlir.device<"cpu">>, tensor<?xf32, #fxmlir.device<"cpu">>) {
+  %0 = fxmlir.aten.view %x {size = array<i64: -1>} : (tensor<1x?xf32, #fxmlir.device<"cpu">>) -> tensor<?xf32, #fxmlir.device<"cpu">>
+  %1 = fxmlir.aten.unsqueeze %0 {dim = 1 : i64} : (tensor<?xf32, #fxmlir.device<"cpu">>) -> tensor<?x1xf32, #fxmlir.device<"cpu">>
+  %2 = fxmlir.aten.unsqueeze %1 {dim = 2 : i64} : (tensor<?x1xf32, #fxmlir.device<"cpu">>) -> tensor<?x1x1xf32, #fxmlir.device<"cpu">>
+  %3 = fxmlir.aten.scalar_tensor {s = 0 : i64, dtype = f32} : () -> tensor<f32, #fxmlir.device<"cpu">>
+  %4 = fxmlir.aten.add.Tensor %0, %3 {alpha = 1 : i64} : (tensor<?xf32, #fxmlir.device<"cpu">>, tensor<f32, #fxmlir.device<"cpu">>) -> tensor<?xf32, #fxmlir.device<"cpu">>
+  return %2, %4 : tensor<?x1x1xf32, #fxmlir.device<"cpu">>, tensor<?xf32, #fxmlir.device<"cpu">>
+}

@@ -186,7 +186,7 @@ func.func private @layer_norm(%x: tensor<4x16xf32, #fxmlir.device<"cpu">>, %w: t
   return %0#0, %0#1, %0#2, %1#0, %1#1, %1#2, %2#0 : tensor<4x16xf32, #fxmlir.device<"cpu">>, tensor<4x1xf32, #fxmlir.device<"cpu">>, tensor<4x1xf32, #fxmlir.device<"cpu">>, tensor<4x16xf32, #fxmlir.device<"cpu">>, tensor<16xf32, #fxmlir.device<"cpu">>, tensor<16xf32, #fxmlir.device<"cpu">>, tensor<4x16xf32, #fxmlir.device<"cpu">>
 }
 
-func.func private @more(%x: !f, %m: !b, %s: tensor<f32, #fxmlir.device<"cpu">>) -> (!f, !f, !b, !f) {
+func.func private @more(%x: !f, %m: !b, %s: tensor<f32, #fxmlir.device<"cpu">>) -> (!f, !f, !b, !f, !f) {
   %0 = fxmlir.aten.detach %x : (!f) -> !f
   %1 = fxmlir.aten.alias %0 : (!f) -> !f
   %2 = fxmlir.aten.add.Scalar %1 {other = 1.0 : f64, alpha = 1 : i64} : (!f) -> !f
@@ -197,5 +197,12 @@ func.func private @more(%x: !f, %m: !b, %s: tensor<f32, #fxmlir.device<"cpu">>) 
   %9 = fxmlir.aten.eq.Tensor %6, %x : (!f, !f) -> !b
   %10 = fxmlir.aten.gt.Scalar %6 {other = 0.5 : f64} : (!f) -> !b
   %11 = fxmlir.aten.where.self %10, %6, %x : (!b, !f, !f) -> !f
-  return %1, %6, %9, %11 : !f, !f, !b, !f
+  %12 = fxmlir.aten.scalar_tensor {s = 0 : i64, dtype = f32} : () -> tensor<f32, #fxmlir.device<"cpu">>
+  %13 = fxmlir.aten.where.self %9, %12, %11 : (!b, tensor<f32, #fxmlir.device<"cpu">>, !f) -> !f
+  %14 = fxmlir.aten.unsqueeze %13 {dim = 1 : i64} : (!f) -> tensor<4x1x?xf32, #fxmlir.device<"cpu">>
+  %15 = fxmlir.aten.squeeze.dim %14 {dim = 1 : i64} : (tensor<4x1x?xf32, #fxmlir.device<"cpu">>) -> !f
+  %16 = fxmlir.aten.view %15 {size = array<i64: 4, 1, -1>} : (!f) -> tensor<4x1x?xf32, #fxmlir.device<"cpu">>
+  %17 = fxmlir.aten._unsafe_view %16 {size = array<i64: 4, -1>} : (tensor<4x1x?xf32, #fxmlir.device<"cpu">>) -> !f
+  %18 = fxmlir.aten.squeeze.dims %14 {dim = array<i64: 1>} : (tensor<4x1x?xf32, #fxmlir.device<"cpu">>) -> !f
+  return %1, %6, %9, %17, %18 : !f, !f, !b, !f, !f
 }

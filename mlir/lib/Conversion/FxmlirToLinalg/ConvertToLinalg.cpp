@@ -34,6 +34,7 @@ const OpLowering *jit::lookupLowering(Operation *op) {
     LoweringTable entries;
     addElementwiseLowerings(entries);
     addReductionLowerings(entries);
+    addReshapeLowerings(entries);
     return entries;
   }();
   auto found = table.end();

@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cmath>
 
@@ -609,6 +610,24 @@ static SmallVector<Value> lowerToCopy(ImplicitLocOpBuilder &b, Operation *op,
       [](ImplicitLocOpBuilder &, ArrayRef<Value> args) { return args[0]; })};
 }
 
+/// A 0-d tensor holding a Python scalar (where's zeros in backward graphs).
+static std::optional<JitOpKind> checkScalarTensor(Operation *op) {
+  auto layout = op->getAttrOfType<StringAttr>("layout");
+  return elementwiseIf(cast<RankedTensorType>(op->getResult(0).getType())
+                           .getRank() == 0 &&
+                       (!layout || layout.getValue() == "strided"));
+}
+
+/// A splat constant, which elementwise fusion folds into its users.
+static SmallVector<Value> lowerScalarTensor(ImplicitLocOpBuilder &b,
+                                            Operation *op, ValueRange) {
+  Type result = resultType(op);
+  Value scalar = roundedScalar(b, op->getAttr("s"), result);
+  Value stored = fromCompute(b, scalar, result);
+  auto type = RankedTensorType::get({}, stored.getType());
+  return {tensor::FromElementsOp::create(b, type, stored)};
+}
+
 //===----------------------------------------------------------------------===//
 // Registration
 //===----------------------------------------------------------------------===//
@@ -687,4 +706,5 @@ void jit::addElementwiseLowerings(LoweringTable &table) {
   add("masked_fill.Scalar", checkMaskedFill, lowerMaskedFill);
   add("masked_fill.Tensor", checkMaskedFill, lowerMaskedFill);
   add("_to_copy", checkToCopy, lowerToCopy);
+  add("scalar_tensor", checkScalarTensor, lowerScalarTensor);
 }

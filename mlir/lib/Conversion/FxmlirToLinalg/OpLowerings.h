@@ -35,6 +35,7 @@ using LoweringTable = llvm::StringMap<OpLowering>;
 
 void addElementwiseLowerings(LoweringTable &table);
 void addReductionLowerings(LoweringTable &table);
+void addReshapeLowerings(LoweringTable &table);
 
 /// The entry for `op`, or null.
 const OpLowering *lookupLowering(Operation *op);
