@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fxmlir/Core/Core.h"
+#include "fxmlir/Core/Jit.h"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -47,6 +48,21 @@ PYBIND11_MODULE(_C, m) {
       });
   m.def("pipeline_passes", &fxmlir::pipelinePasses,
         "The passes a round trip may run, in pipeline order.");
+  m.def(
+      "jit_stats",
+      [] {
+        fxmlir::jit::Jit &jit = fxmlir::jit::Jit::shared();
+        fxmlir::jit::JitStats stats = jit.stats();
+        py::dict result;
+        result["compiled"] = stats.compiled;
+        result["memory_hits"] = stats.memoryHits;
+        result["disk_hits"] = stats.diskHits;
+        result["compile_seconds"] = stats.compileSeconds;
+        result["disk_load_seconds"] = stats.diskLoadSeconds;
+        result["cache_dir"] = jit.cacheDir();
+        return result;
+      },
+      "Counters of the process's JIT (torch.ops.fxmlir.mlir_jit's).");
 
   py::class_<fxmlir::Module>(m, "Module")
       .def("__str__", [](const fxmlir::Module &m) { return m.str(); })

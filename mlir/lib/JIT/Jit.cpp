@@ -379,6 +379,11 @@ Jit::Impl::compile(const std::string &key, const std::string &text,
 Jit::Jit(JitOptions options) : impl(std::make_unique<Impl>(options)) {}
 Jit::~Jit() = default;
 
+Jit &Jit::shared() {
+  static Jit instance;
+  return instance;
+}
+
 Signature Jit::analyze(const std::string &moduleText,
                        const std::string &function) {
   std::lock_guard<std::mutex> lock(impl->compileMutex);

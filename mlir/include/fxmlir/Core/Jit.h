@@ -168,6 +168,10 @@ public:
   /// FXMLIR_CACHE_DIR when it came from there).
   explicit Jit(JitOptions options = {});
   ~Jit();
+  /// The process's Jit, with the default options: the one the torch op
+  /// library and the Python bindings share. Created on first use; throws
+  /// Error as the constructor does (and tries again on the next call).
+  static Jit &shared();
   Jit(const Jit &) = delete;
   Jit &operator=(const Jit &) = delete;
 
