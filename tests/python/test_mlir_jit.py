@@ -3,7 +3,6 @@
 compile per signature and none for a new batch size; a second process loads
 the disk cache; the Meta kernel infers shapes; bad calls are errors."""
 
-import json
 import math
 import os
 import subprocess
@@ -13,14 +12,12 @@ import tempfile
 import pytest
 import torch
 import torch.nn.functional as F
-from torch.fx.experimental.proxy_tensor import make_fx
 
 # The process's JIT reads its cache directory when it is first used.
 os.environ["FXMLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="fxmlir-jit-cache-")
 
-import fxmlir._C as C  # noqa: E402
-import fxmlir.ops  # noqa: E402,F401  (loads torch.ops.fxmlir)
-from fxmlir import importer  # noqa: E402
+from fxmlir import jit  # noqa: E402
+from fxmlir.jit import JitGraph, outline  # noqa: E402
 
 TOLERANCES = {
     torch.float32: {"rtol": 1e-5, "atol": 1e-5},
@@ -29,45 +26,7 @@ TOLERANCES = {
 }
 
 
-def _function_text(module_text: str, name: str) -> str:
-    """The text of `func.func private @name` alone: what a graph passes."""
-    start = module_text.index(f"func.func private @{name}(")
-    end = module_text.index("\n  }\n", start) + len("\n  }\n")
-    return module_text[start:end]
-
-
-class Outlined:
-    """The aten graph of `fn` with its lowerable ops outlined: calling it runs
-    every outlined region through torch.ops.fxmlir.mlir_jit. Asserts that
-    nothing else is left, so the whole graph runs as JIT code."""
-
-    def __init__(self, fn, *example, min_ops: int = 2):
-        gm = make_fx(fn)(*example)
-        ctx = C.Context()
-        module = ctx.parse(importer.import_graph(gm, "graph", ctx.is_registered_op).text)
-        module.run_pipeline(f"fxmlir-outline-jit-regions{{min-ops={min_ops}}}")
-        text = str(module)
-        graph, *functions = json.loads(module.to_json())["functions"]
-        assert all(op["name"] == "fxmlir.mlir_jit" for op in graph["ops"]), text
-        self.graph = graph
-        self.functions = {f["name"]: _function_text(text, f["name"]) for f in functions}
-
-    @property
-    def regions(self) -> list[str]:
-        return [op["attributes"]["callee"]["symbol"] for op in self.graph["ops"]]
-
-    def __call__(self, *args):
-        values = {arg["id"]: value for arg, value in zip(self.graph["arguments"], args)}
-        for op in self.graph["ops"]:
-            name = op["attributes"]["callee"]["symbol"]
-            results = torch.ops.fxmlir.mlir_jit(
-                self.functions[name], name, [values[i] for i in op["operands"]])
-            for result, value in zip(op["results"], results):
-                values[result["id"]] = value
-        return [values[i] for i in self.graph["returns"]]
-
-
-def _check(outlined: Outlined, fn, *args, dtype=torch.float32):
+def _check(outlined: JitGraph, fn, *args, dtype=torch.float32):
     expected = fn(*args)
     expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
     actual = outlined(*args)
@@ -78,7 +37,7 @@ def _check(outlined: Outlined, fn, *args, dtype=torch.float32):
 
 
 def _compiles() -> int:
-    stats = C.jit_stats()
+    stats = jit.stats()
     return stats["compiled"] + stats["disk_hits"]
 
 
@@ -126,27 +85,27 @@ def _inputs(kinds, rows=6, cols=40):
 def test_chain_forward_and_backward(name):
     fn, kinds, with_backward = CHAINS[name]
     inputs = _inputs(kinds)
-    _check(Outlined(fn, *inputs), fn, *inputs)
+    _check(outline(fn, *inputs), fn, *inputs)
     if with_backward:
         backward = _backward(fn)
         args = [*inputs, torch.randn(6, 40)]
-        _check(Outlined(backward, *args), backward, *args)
+        _check(outline(backward, *args), backward, *args)
 
 
 def test_bf16_chain_rounds_like_eager():
     fn = lambda a, b: torch.tanh(a * b) + a  # noqa: E731
     a, b = (torch.randn(5, 64).bfloat16() for _ in range(2))
-    _check(Outlined(fn, a, b), fn, a, b, dtype=torch.bfloat16)
+    _check(outline(fn, a, b), fn, a, b, dtype=torch.bfloat16)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
 def test_layer_norm_forward_and_backward(dtype):
     fn = lambda x, w, b: F.layer_norm(x, (48,), w, b)  # noqa: E731
     x, w, b = torch.randn(7, 48, dtype=dtype), torch.randn(48, dtype=dtype), torch.randn(48, dtype=dtype)
-    _check(Outlined(fn, x, w, b, min_ops=1), fn, x, w, b, dtype=dtype)
+    _check(outline(fn, x, w, b, min_ops=1), fn, x, w, b, dtype=dtype)
     backward = _backward(fn)
     grad = torch.randn(7, 48, dtype=dtype)
-    outlined = Outlined(backward, x, w, b, grad, min_ops=1)
+    outlined = outline(backward, x, w, b, grad, min_ops=1)
     _check(outlined, backward, x, w, b, grad, dtype=dtype)
 
 
@@ -154,22 +113,22 @@ def test_layer_norm_forward_and_backward(dtype):
 def test_softmax_forward_and_backward(log):
     fn = (lambda x: torch.log_softmax(x, -1)) if log else (lambda x: torch.softmax(x, -1))
     x = torch.randn(9, 33)
-    _check(Outlined(fn, x, min_ops=1), fn, x)
+    _check(outline(fn, x, min_ops=1), fn, x)
     backward = _backward(fn)
     grad = torch.randn(9, 33)
-    _check(Outlined(backward, x, grad, min_ops=1), backward, x, grad)
+    _check(outline(backward, x, grad, min_ops=1), backward, x, grad)
 
 
 def test_bias_gradient_reduces_rows():
     fn = lambda g: (g * 2.0).sum(0)  # noqa: E731
     g = torch.randn(37, 16)
-    _check(Outlined(fn, g), fn, g)
+    _check(outline(fn, g), fn, g)
 
 
 def test_one_compile_per_signature_and_any_batch_size():
     fn = lambda x, b: torch.tanh(x * 3.0 + b)  # noqa: E731
     x, b = torch.randn(8, 24), torch.randn(24)
-    outlined = Outlined(fn, x, b)
+    outlined = outline(fn, x, b)
     before = _compiles()
     _check(outlined, fn, x, b)
     assert _compiles() == before + 1
@@ -178,20 +137,19 @@ def test_one_compile_per_signature_and_any_batch_size():
         x = torch.randn(rows, 24)
         _check(outlined, fn, x, b)
     assert _compiles() == before + 1
-    assert C.jit_stats()["memory_hits"] == 0  # the op keeps its own handle
 
 
 def test_second_process_loads_the_disk_cache():
     fn = lambda x: torch.sigmoid(x) * x - 0.25  # noqa: E731
     x = torch.randn(4, 16)
-    outlined = Outlined(fn, x)
+    outlined = outline(fn, x)
     (name,) = outlined.regions
     outlined(x)
     script = (
-        "import torch, fxmlir._C as C, fxmlir.ops\n"
+        "import torch, fxmlir.jit\n"
         f"text = {outlined.functions[name]!r}\n"
         f"torch.ops.fxmlir.mlir_jit(text, {name!r}, [torch.randn(3, 16)])\n"
-        "s = C.jit_stats(); print(s['compiled'], s['disk_hits'])\n"
+        "s = fxmlir.jit.stats(); print(s['compiled'], s['disk_hits'])\n"
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          env=dict(os.environ), check=True)
@@ -203,7 +161,7 @@ def test_meta_kernel_infers_shapes_and_dtypes():
         y = x + b
         return y.sum(-1, keepdim=True).bfloat16(), y > 0
     x, b = torch.randn(5, 12), torch.randn(12)
-    outlined = Outlined(fn, x, b)
+    outlined = outline(fn, x, b)
     (name,) = outlined.regions
     from torch._subclasses.fake_tensor import FakeTensorMode
     with FakeTensorMode():
@@ -215,17 +173,22 @@ def test_meta_kernel_infers_shapes_and_dtypes():
 def test_opcheck():
     fn = lambda x, y: torch.tanh(x) * y  # noqa: E731
     x, y = torch.randn(4, 8), torch.randn(4, 8)
-    outlined = Outlined(fn, x, y)
+    outlined = outline(fn, x, y)
     (name,) = outlined.regions
     torch.library.opcheck(torch.ops.fxmlir.mlir_jit.default,
                           (outlined.functions[name], name, [x, y]),
                           test_utils=("test_schema", "test_faketensor"))
 
 
+def test_ops_left_outside_regions_are_reported():
+    with pytest.raises(ValueError, match="aten.mm"):
+        outline(lambda a, b: torch.tanh(a @ b) * a, torch.randn(4, 4), torch.randn(4, 4))
+
+
 def test_bad_calls_are_errors():
     fn = lambda x: torch.exp(x) + 1.0  # noqa: E731
     x = torch.randn(4, 8)
-    outlined = Outlined(fn, x)
+    outlined = outline(fn, x)
     (name,) = outlined.regions
     text = outlined.functions[name]
     with pytest.raises(RuntimeError, match="must be Float, got Double"):
