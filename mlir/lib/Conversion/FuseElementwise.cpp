@@ -26,10 +26,21 @@ struct FuseElementwisePass
       Operation *producer = fused->get().getDefiningOp();
       if (!producer)
         return false;
+      // A producer the consumer broadcasts (a per-row statistic read along
+      // the row) would be recomputed for every element it is read at.
+      auto consumer = cast<linalg::LinalgOp>(fused->getOwner());
+      if (!consumer.getMatchingIndexingMap(fused).isPermutation())
+        return false;
       if (producer->hasOneUse())
         return true;
+      // Several users: recompute cheap arithmetic, not transcendental math
+      // (softmax's exp feeds both its sum and its result).
       auto generic = dyn_cast<linalg::GenericOp>(producer);
-      return generic && generic.getBody()->getOperations().size() <= limit;
+      return generic && generic.getBody()->getOperations().size() <= limit &&
+             llvm::none_of(generic.getBody()->getOperations(),
+                           [](Operation &op) {
+                             return isa<math::MathDialect>(op.getDialect());
+                           });
     };
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);

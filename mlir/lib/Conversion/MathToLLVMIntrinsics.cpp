@@ -13,13 +13,13 @@ using namespace mlir;
 using namespace mlir::fxmlir;
 
 namespace {
-/// `math.<op>` -> `llvm.call_intrinsic "llvm.<intrinsic>"` on scalars.
-template <typename MathOp>
-struct ToIntrinsic : public OpRewritePattern<MathOp> {
+/// `<op>` -> `llvm.call_intrinsic "llvm.<intrinsic>"` on scalars.
+template <typename SourceOp>
+struct ToIntrinsic : public OpRewritePattern<SourceOp> {
   ToIntrinsic(MLIRContext *ctx, StringRef intrinsic)
-      : OpRewritePattern<MathOp>(ctx), intrinsic(intrinsic) {}
+      : OpRewritePattern<SourceOp>(ctx), intrinsic(intrinsic) {}
 
-  LogicalResult matchAndRewrite(MathOp op,
+  LogicalResult matchAndRewrite(SourceOp op,
                                 PatternRewriter &rewriter) const override {
     if (!isa<FloatType>(op.getType()))
       return rewriter.notifyMatchFailure(op, "not a scalar float");
@@ -43,6 +43,8 @@ struct MathToLLVMIntrinsicsPass
     patterns.add<ToIntrinsic<math::AbsFOp>>(ctx, "llvm.fabs");
     patterns.add<ToIntrinsic<math::FmaOp>>(ctx, "llvm.fma");
     patterns.add<ToIntrinsic<math::CopySignOp>>(ctx, "llvm.copysign");
+    patterns.add<ToIntrinsic<arith::MaxNumFOp>>(ctx, "llvm.maxnum");
+    patterns.add<ToIntrinsic<arith::MinNumFOp>>(ctx, "llvm.minnum");
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -10,7 +10,6 @@
 #include "fxmlir/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -58,8 +57,7 @@ void fxmlir::buildJitCpuPipeline(OpPassManager &pm) {
   pm.addPass(createApproximateMath());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  // bf16 conversions as integer ops: no compiler-rt helpers at run time.
-  pm.addPass(arith::createArithExpandOpsPass({/*includeBf16=*/true}));
+  pm.addPass(createExpandBF16Conversions());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());

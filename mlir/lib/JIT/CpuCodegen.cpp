@@ -21,8 +21,15 @@ using namespace fxmlir::jit;
 
 /// Adds `void fxmlir_entry(ptr descriptors)` calling the C interface
 /// `_mlir_ciface_<function>(ptr, ptr, ...)` with each descriptor, and makes
-/// everything else internal so that O3 inlines it into the entry.
+/// everything else internal so that O3 inlines it into the entry. The
+/// function's buffers are marked noalias: outputs are fresh buffers and
+/// inputs are only read, so loads may be hoisted and loops vectorized
+/// without runtime overlap checks.
 static void addEntry(llvm::Module &module, llvm::StringRef function) {
+  if (llvm::Function *body = module.getFunction(function))
+    for (llvm::Argument &arg : body->args())
+      if (arg.getType()->isPointerTy())
+        arg.addAttr(llvm::Attribute::NoAlias);
   llvm::Function *cInterface =
       module.getFunction(("_mlir_ciface_" + function).str());
   if (!cInterface || !cInterface->getReturnType()->isVoidTy())

@@ -83,16 +83,20 @@ func.func private @row_sum(%x: tensor<?x16xbf16, #fxmlir.device<"cpu">>) -> tens
 
 // -----
 
-// Softmax: the max, the sum of exp(x - max), then exp(x - max) / sum.
+// Softmax: the max (which may ignore NaN, as maxnumf vectorizes: a NaN
+// still makes every exp(x - max) of its row NaN), exp(x - max) once, its
+// sum, the inverse once per row, then the product.
 // CHECK-LABEL: func.func private @softmax
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
-// CHECK: arith.maximumf
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: arith.maxnumf
+// CHECK: %[[EXP:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
 // CHECK: math.exp
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[EXP]]
 // CHECK: arith.addf
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
-// CHECK: math.exp
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x1xf32>) outs(%{{.*}} : tensor<4x1xf32>)
 // CHECK: arith.divf
+// CHECK: linalg.generic {{.*}} ins(%[[EXP]], %{{.*}} : tensor<4x16xf32>, tensor<4x1xf32>)
+// CHECK: arith.mulf
 func.func private @softmax(%x: tensor<4x16xf32, #fxmlir.device<"cpu">>) -> tensor<4x16xf32, #fxmlir.device<"cpu">> {
   %0 = fxmlir.aten._softmax %x {dim = -1 : i64, half_to_float = false} : (tensor<4x16xf32, #fxmlir.device<"cpu">>) -> tensor<4x16xf32, #fxmlir.device<"cpu">>
   return %0 : tensor<4x16xf32, #fxmlir.device<"cpu">>

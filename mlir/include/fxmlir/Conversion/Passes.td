@@ -60,9 +60,12 @@ def FuseElementwise : Pass<"fxmlir-fuse-elementwise", "::mlir::func::FuncOp"> {
   let description = [{
     Upstream elementwise fusion, except that an elementwise producer with
     several users is fused into each of them when its body is small
-    (`max-recompute-ops`): recomputing a few arithmetic ops is cheaper than a
-    temporary buffer the size of the tensor (softmax's exp(x - max) feeds
-    both the sum and the division).
+    (`max-recompute-ops`) and has no `math` op: recomputing a few arithmetic
+    ops is cheaper than a temporary buffer the size of the tensor, while
+    recomputing exp or tanh is not (softmax's exp(x - max), which feeds both
+    its sum and its result, stays one). A producer its consumer reads through a
+    broadcast (a per-row statistic such as layer norm's rstd) is not fused:
+    it would be recomputed for every element of the row.
   }];
   let options = [
     Option<"maxRecomputeOps", "max-recompute-ops", "unsigned", /*default=*/"24",
@@ -118,14 +121,27 @@ def TileParallelLoops : Pass<"fxmlir-tile-parallel-loops", "::mlir::func::FuncOp
 def MathToLLVMIntrinsics : Pass<"fxmlir-math-to-llvm-intrinsics"> {
   let summary = "Call the LLVM intrinsics of math ops that GPUs implement natively";
   let description = [{
-    `math.sqrt`, `floor`, `ceil`, `absf`, `fma` and `copysign` become
-    `llvm.call_intrinsic` of `llvm.sqrt`, `llvm.floor`, ... which the NVPTX
+    `math.sqrt`, `floor`, `ceil`, `absf`, `fma`, `copysign` and
+    `arith.maxnumf`/`minnumf` become `llvm.call_intrinsic` of `llvm.sqrt`,
+    `llvm.floor`, ..., `llvm.maxnum`, which the NVPTX
     backend emits as single instructions. Run before `convert-gpu-to-nvvm`,
     which would otherwise call libdevice (`__nv_sqrtf`, ...) for them, and
     rejects the `llvm.intr.*` ops `convert-math-to-llvm` makes. Together with
     `fxmlir-approximate-math`, kernels need no libdevice.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def ExpandBF16Conversions : Pass<"fxmlir-expand-bf16-conversions"> {
+  let summary = "Expand f32 <-> bf16 conversions into integer ops";
+  let description = [{
+    `arith.truncf` to bf16 (rounding to nearest even, NaN kept) and
+    `arith.extf` from bf16 become bit operations, so that CPUs without
+    AVX512-BF16 need no compiler-rt `__truncsfbf2` at run time. Unlike
+    `arith-expand{include-bf16}`, min/max ops stay as they are: expanded into
+    compares and selects, LLVM no longer vectorizes them as reductions.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
 #endif // FXMLIR_CONVERSION_PASSES_TD

@@ -103,7 +103,8 @@ public:
   /// when the inputs do not match the signature.
   std::vector<std::vector<int64_t>>
   resultShapes(const std::vector<std::vector<int64_t>> &inputShapes) const;
-  /// Computes the results into `outputs`, shaped as resultShapes says.
+  /// Computes the results into `outputs`, shaped as resultShapes says. The
+  /// outputs must not overlap each other or the inputs (inputs may overlap).
   /// Throws Error for buffers that do not match the signature.
   void run(const std::vector<Buffer> &inputs,
            const std::vector<Buffer> &outputs) const;

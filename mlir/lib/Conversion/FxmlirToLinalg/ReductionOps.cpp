@@ -79,10 +79,11 @@ static Value sumOver(ImplicitLocOpBuilder &b, ValueRange inputs,
       });
 }
 
-/// The largest `map` element over `dims`, NaN if any is NaN.
+/// The largest `map` element over `dims`: NaN if any is NaN, or with
+/// `ignoreNaN` the largest other element (LLVM vectorizes only that one).
 static Value maxOver(ImplicitLocOpBuilder &b, ValueRange inputs,
                      ArrayRef<int64_t> dims, bool keepDims, Type accType,
-                     ElementFn map) {
+                     ElementFn map, bool ignoreNaN) {
   Value init;
   if (auto floatType = dyn_cast<FloatType>(accType))
     init = arith::ConstantOp::create(
@@ -92,10 +93,13 @@ static Value maxOver(ImplicitLocOpBuilder &b, ValueRange inputs,
     init = arith::ConstantOp::create(
         b, b.getIntegerAttr(accType, APInt::getSignedMinValue(
                                          accType.getIntOrFloatBitWidth())));
-  return buildReduction(b, inputs, dims, keepDims, init, map,
-                        [](ImplicitLocOpBuilder &nb, Value element, Value acc) {
-                          return maximum(nb, element, acc);
-                        });
+  return buildReduction(
+      b, inputs, dims, keepDims, init, map,
+      [ignoreNaN](ImplicitLocOpBuilder &nb, Value element, Value acc) -> Value {
+        if (ignoreNaN && isa<FloatType>(acc.getType()))
+          return arith::MaxNumFOp::create(nb, element, acc);
+        return maximum(nb, element, acc);
+      });
 }
 
 /// Each element of `tensor` divided by `count`, rounded to `torchType`.
@@ -183,7 +187,14 @@ static SmallVector<Value> lowerMean(ImplicitLocOpBuilder &b, Operation *op,
 static SmallVector<Value> lowerAmax(ImplicitLocOpBuilder &b, Operation *op,
                                     ValueRange operands) {
   Type to = resultType(op);
-  Value max = reduceInput(b, op, operands[0], maxOver);
+  // amax's result is seen: NaN must propagate.
+  auto propagatingMax = [](ImplicitLocOpBuilder &nb, ValueRange inputs,
+                           ArrayRef<int64_t> dims, bool keepDims, Type accType,
+                           ElementFn map) {
+    return maxOver(nb, inputs, dims, keepDims, accType, map,
+                   /*ignoreNaN=*/false);
+  };
+  Value max = reduceInput(b, op, operands[0], propagatingMax);
   return {convertTensor(b, max, computeType(to), to)};
 }
 
@@ -245,7 +256,9 @@ static std::optional<JitOpKind> checkSoftmax(Operation *op) {
   return reductionKind(rank, lastDim(rank));
 }
 
-/// exp(x - max) / sum, or with `log`, x - max - log(sum).
+/// exp(x - max) / sum, or with `log`, x - max - log(sum). Softmax computes
+/// exp(x - max) once, for the sum and the result (fxmlir-fuse-elementwise
+/// keeps such an expensive producer of two users materialized).
 template <bool log>
 static SmallVector<Value> lowerSoftmax(ImplicitLocOpBuilder &b, Operation *op,
                                        ValueRange operands) {
@@ -256,23 +269,40 @@ static SmallVector<Value> lowerSoftmax(ImplicitLocOpBuilder &b, Operation *op,
   auto input = [&](ImplicitLocOpBuilder &nb, Value element) {
     return toCompute(nb, element, from, to);
   };
-  Value max = maxOver(b, x, dims, /*keepDims=*/true, acc,
-                      [&](ImplicitLocOpBuilder &nb, ValueRange elements) {
-                        return input(nb, elements[0]);
-                      });
-  Value sum = sumOver(b, {x, max}, dims, /*keepDims=*/true, acc,
-                      [&](ImplicitLocOpBuilder &nb, ValueRange elements) {
-                        Value shifted =
-                            sub(nb, input(nb, elements[0]), elements[1]);
-                        return math::ExpOp::create(nb, shifted).getResult();
-                      });
-  Value result = buildElementwise(
-      b, {x, max, sum}, storageType(to),
+  // A NaN in the row makes exp(x - max) and the sum NaN anyway: the max
+  // may ignore it.
+  Value max = maxOver(
+      b, x, dims, /*keepDims=*/true, acc,
       [&](ImplicitLocOpBuilder &nb, ValueRange elements) {
+        return input(nb, elements[0]);
+      },
+      /*ignoreNaN=*/true);
+  Value exp = buildElementwise(
+      b, {x, max}, acc, [&](ImplicitLocOpBuilder &nb, ValueRange elements) {
         Value shifted = sub(nb, input(nb, elements[0]), elements[1]);
-        Value y = log ? sub(nb, shifted, math::LogOp::create(nb, elements[2]))
-                      : arith::DivFOp::create(
-                            nb, math::ExpOp::create(nb, shifted), elements[2]);
+        return math::ExpOp::create(nb, shifted).getResult();
+      });
+  Value sum = sumOver(b, exp, dims, /*keepDims=*/true, acc,
+                      [](ImplicitLocOpBuilder &, ValueRange elements) {
+                        return elements[0];
+                      });
+  // Once per row: log(sum), or 1 / sum (a multiply per element is cheaper
+  // than a division).
+  Value scale = buildElementwise(
+      b, sum, acc, [&](ImplicitLocOpBuilder &nb, ValueRange elements) {
+        if (log)
+          return math::LogOp::create(nb, elements[0]).getResult();
+        return arith::DivFOp::create(nb, constant(nb, acc, 1.0), elements[0])
+            .getResult();
+      });
+  SmallVector<Value> inputs = log ? SmallVector<Value>{x, max, scale}
+                                  : SmallVector<Value>{exp, scale};
+  Value result = buildElementwise(
+      b, inputs, storageType(to),
+      [&](ImplicitLocOpBuilder &nb, ValueRange elements) {
+        Value y = log ? sub(nb, sub(nb, input(nb, elements[0]), elements[1]),
+                            elements[2])
+                      : mul(nb, elements[0], elements[1]);
         return fromCompute(nb, y, to);
       });
   return {result};
