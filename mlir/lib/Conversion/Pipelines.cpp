@@ -75,6 +75,8 @@ void fxmlir::buildJitCudaPipeline(OpPassManager &pm,
                                   const JitCudaOptions &options) {
   buildJitToLinalgPipeline(pm);
   addBufferization(pm);
+  pm.addNestedPass<func::FuncOp>(
+      createGpuRowReductions({/*blockSize=*/options.blockSize}));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(
       createTileParallelLoops({/*blockSize=*/options.blockSize}));
@@ -92,6 +94,7 @@ void fxmlir::buildJitCudaPipeline(OpPassManager &pm,
   // would call libdevice: approximations, then LLVM intrinsics (sqrt, fma,
   // fabs are PTX instructions).
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createGpuLowerAllReduce());
   kernels.addPass(createApproximateMath());
   kernels.addPass(createMathToLLVMIntrinsics());
   kernels.addPass(createLowerAffinePass());

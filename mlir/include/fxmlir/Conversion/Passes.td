@@ -144,4 +144,36 @@ def ExpandBF16Conversions : Pass<"fxmlir-expand-bf16-conversions"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def GpuRowReductions : Pass<"fxmlir-gpu-row-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Map reductions over the last dim to one GPU block per row";
+  let description = [{
+    A `linalg.generic` on buffers that reduces its last loop dim (the row)
+    with one combining op (add, mul, max/min in their float and signed
+    flavors) becomes a `gpu.launch` with one block per row: each thread
+    folds a strided part of the row, `gpu.all_reduce` (warp shuffles, then
+    shared memory) combines the threads, and thread 0 folds the result into
+    the output. Reads are coalesced and a row needs no more than
+    `block-size` threads, where the parallel-loop mapping would give each
+    row to one thread. Other linalg ops are left for that mapping.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per row">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def GpuLowerAllReduce : Pass<"fxmlir-gpu-lower-all-reduce", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower gpu.all_reduce in kernels to shuffles and shared memory";
+  let description = [{
+    Upstream's all-reduce rewrite, run before the kernels' math is made
+    NVPTX-native (`fxmlir-math-to-llvm-intrinsics`): the combining ops it
+    creates (`arith.maxnumf`, ...) must go through that pass too.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::cf::ControlFlowDialect"];
+}
+
 #endif // FXMLIR_CONVERSION_PASSES_TD
