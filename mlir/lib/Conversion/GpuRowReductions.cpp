@@ -75,9 +75,10 @@ static bool isRowReduction(linalg::GenericOp generic) {
       llvm::is_contained(ArrayRef(iterators).drop_back(),
                          utils::IteratorType::reduction))
     return false;
-  AffineMap output = generic.getIndexingMapsArray().back();
-  if (output != AffineMap::getMultiDimIdentityMap(rows + 1, generic.getContext())
-                    .getMajorSubMap(rows))
+  AffineMap rowIndices =
+      AffineMap::getMultiDimIdentityMap(rows + 1, generic.getContext())
+          .getMajorSubMap(rows);
+  if (generic.getIndexingMapsArray().back() != rowIndices)
     return false;
   for (AffineMap map : generic.getIndexingMapsArray())
     for (AffineExpr expr : map.getResults())
