@@ -43,7 +43,8 @@ def _compiles() -> int:
 
 def gelu_new(x):
     """GPT-2's GELU, written out as transformers writes it."""
-    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+    inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))
+    return 0.5 * x * (1.0 + torch.tanh(inner))
 
 
 def _backward(fn):
@@ -101,7 +102,8 @@ def test_bf16_chain_rounds_like_eager():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
 def test_layer_norm_forward_and_backward(dtype):
     fn = lambda x, w, b: F.layer_norm(x, (48,), w, b)  # noqa: E731
-    x, w, b = torch.randn(7, 48, dtype=dtype), torch.randn(48, dtype=dtype), torch.randn(48, dtype=dtype)
+    x = torch.randn(7, 48, dtype=dtype)
+    w, b = torch.randn(48, dtype=dtype), torch.randn(48, dtype=dtype)
     _check(outline(fn, x, w, b, min_ops=1), fn, x, w, b, dtype=dtype)
     backward = _backward(fn)
     grad = torch.randn(7, 48, dtype=dtype)
