@@ -240,7 +240,7 @@ def fused_op_def(op: FusedOp) -> str:
 
 
 def fused_ops_td() -> str:
-    body = "\n".join(fused_op_def(op) for op in FUSED_OPS)
+    body = "\n".join(fused_op_def(op) for op in FUSED_OPS if op.family is not Family.JIT)
     return _td_file(FUSED_ODS, "the fused ops", "python/fxmlir/fused_ops.py", body,
                     ["fxmlir/Dialect/FxmlirBase.td"])
 
@@ -290,7 +290,8 @@ def registration() -> str:
 def generate() -> tuple[dict[Path, str], list[str]]:
     """Each generated file's text by its path under the repository, and the
     ATen overloads left out with the reason."""
-    fused_names = [schema.ods_def_name(fused_signature(op).schema) for op in FUSED_OPS]
+    fused_names = [schema.ods_def_name(fused_signature(op).schema) for op in FUSED_OPS
+                   if op.family is not Family.JIT]
     aten, skipped = aten_ops()
     _check_unique([schema.ods_def_name(op) for op in schema.typed_aten_ops()] + fused_names)
     enums = _td_file(ENUMS, "string enums of op attributes", "python/fxmlir/schema.py",

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fxmlir/Core/Core.h"
+#include "fxmlir/Core/Jit.h"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -55,6 +56,22 @@ PYBIND11_MODULE(_C, m) {
       .def_readonly("milliseconds", &fxmlir::Module::PassRun::milliseconds)
       .def_readonly("module_after", &fxmlir::Module::PassRun::moduleAfter,
                     "The module after the pass ('' without snapshots).");
+
+  m.def(
+      "jit_stats",
+      [] {
+        fxmlir::jit::Jit &jit = fxmlir::jit::Jit::shared();
+        fxmlir::jit::JitStats stats = jit.stats();
+        py::dict result;
+        result["compiled"] = stats.compiled;
+        result["memory_hits"] = stats.memoryHits;
+        result["disk_hits"] = stats.diskHits;
+        result["compile_seconds"] = stats.compileSeconds;
+        result["disk_load_seconds"] = stats.diskLoadSeconds;
+        result["cache_dir"] = jit.cacheDir();
+        return result;
+      },
+      "Counters of the process's JIT (torch.ops.fxmlir.mlir_jit's).");
 
   py::class_<fxmlir::Module>(m, "Module")
       .def("__str__", [](const fxmlir::Module &m) { return m.str(); })

@@ -15,6 +15,8 @@
 #define FXMLIR_OPS_FUSEDOPS_H
 
 #include "../kernels/common/BiasBroadcast.h"
+#include "../runtime/MlirJit.h"
+#include "Device.h"
 #include "../kernels/common/ElementTypes.h"
 #include "../kernels/common/Elementwise.h"
 
@@ -28,8 +30,6 @@
 namespace fxmlir::ops {
 
 namespace kernels = fxmlir::kernels;
-
-enum class Device { Meta, CPU, CUDA };
 
 /// Runs kernels on one device; specialized by the device's translation unit:
 ///   template <typename T, typename Op, typename... Others>

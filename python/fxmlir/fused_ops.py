@@ -26,6 +26,10 @@ class Family(enum.Enum):
     BIAS = "Bias"
     # A bool tensor shaped like the operand `like`.
     MASK = "Mask"
+    # A JIT-compiled region (csrc/runtime): its MLIR op, fxmlir.mlir_jit, is
+    # written by hand (it calls a func.func by symbol); only its torch op is
+    # generated.
+    JIT = "Jit"
 
 
 @dataclass(frozen=True)
@@ -181,6 +185,19 @@ FUSED_OPS = (
         family=Family.BIAS,
         bool_tensors=("mask",),
         saves=("mask",),
+    ),
+)
+
+
+FUSED_OPS += (
+    FusedOp(
+        "mlir_jit(str module, str function, Tensor[] inputs) -> Tensor[]",
+        summary="a region of the graph, compiled by MLIR once per signature",
+        description="""
+    Runs `function` (an outlined `func.func`) of `module` on `inputs`;
+    fxmlir.mlir_jit is its MLIR form.""",
+        family=Family.JIT,
+        devices=("CPU",),
     ),
 )
 

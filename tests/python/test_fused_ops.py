@@ -389,6 +389,7 @@ RAISING_CALLS = {
     "fused_bias_add_relu_grad": "ops.fused_bias_add_relu_grad(x.int(), x, b, 1)",
     "fused_bias_add_silu": "ops.fused_bias_add_silu(x.int(), b.int(), 1)",
     "fused_bias_add_silu_grad": "ops.fused_bias_add_silu_grad(x, x, b.double(), 1)",
+    "mlir_jit": "ops.mlir_jit('func.func private @f() { return }', 'g', [x])",
 }
 
 

@@ -2,6 +2,7 @@
 
 #include "fxmlir/InitAll.h"
 
+#include "fxmlir/Conversion/Passes.h"
 #include "fxmlir/Dialect/FxmlirDialect.h"
 #include "fxmlir/Transforms/Passes.h"
 
@@ -13,6 +14,7 @@
 
 void fxmlir::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::fxmlir::FxmlirDialect, mlir::func::FuncDialect>();
+  mlir::fxmlir::registerJitDialects(registry);
 }
 
 void fxmlir::registerAllPasses() {
@@ -20,6 +22,8 @@ void fxmlir::registerAllPasses() {
   std::call_once(once, [] {
     mlir::registerTransformsPasses();
     mlir::fxmlir::registerFxmlirPasses();
+    mlir::fxmlir::registerFxmlirConversionPasses();
+    mlir::fxmlir::registerJitPipelines();
     registerPipelines();
   });
 }

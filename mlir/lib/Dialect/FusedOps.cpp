@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fxmlir/Dialect/FxmlirDialect.h"
+#include "fxmlir/Support/Dims.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -68,7 +69,7 @@ LogicalResult mlir::fxmlir::verifyBiasOp(Operation *op, Value x, Value bias,
   auto biasType = cast<RankedTensorType>(bias.getType());
   if (biasType.getRank() != 1)
     return op->emitOpError("needs a 1-D bias, got rank ") << biasType.getRank();
-  std::optional<int64_t> dim = normalizeDim(axis, xType.getRank());
+  std::optional<int64_t> dim = ::fxmlir::normalizeDim(axis, xType.getRank());
   if (!dim)
     return op->emitOpError("axis ") << axis << " is out of range for an input "
                                     << "of rank " << xType.getRank();

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fxmlir/Support/Dims.h"
 #include "fxmlir/Transforms/Passes.h"
 #include "fxmlir/Transforms/PatternUtils.h"
 
@@ -107,7 +108,7 @@ struct SinkBiasAddBelowView : OpRewritePattern<ViewOp> {
     auto inputType = cast<RankedTensorType>(biasAdd.getType());
     auto viewType = cast<RankedTensorType>(op.getType());
     int64_t rank = inputType.getRank();
-    if (normalizeDim(biasAdd.getAxis(), rank) != rank - 1 ||
+    if (::fxmlir::normalizeDim(biasAdd.getAxis(), rank) != rank - 1 ||
         viewType.getRank() < 1 ||
         ShapedType::isDynamic(inputType.getShape().back()) ||
         viewType.getShape().back() != inputType.getShape().back())

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fxmlir/Support/Dims.h"
 #include "fxmlir/Transforms/Passes.h"
 #include "fxmlir/Transforms/PatternUtils.h"
 
@@ -21,7 +22,7 @@ namespace {
 
 static bool isLastAxis(BiasAddOp op) {
   int64_t rank = op.getType().getRank();
-  return normalizeDim(op.getAxis(), rank) == rank - 1;
+  return ::fxmlir::normalizeDim(op.getAxis(), rank) == rank - 1;
 }
 
 /// Whether the bias, added along the last dim after `view`, is also a bias

@@ -19,7 +19,6 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "fxmlir/Dialect/FxmlirTraits.h"
-#include "fxmlir/Support/Dims.h"
 
 #include "fxmlir/Dialect/FxmlirDialect.h.inc"
 
@@ -38,8 +37,6 @@
 namespace mlir::fxmlir {
 /// The device of a tensor type (its encoding), or null when it has none.
 DeviceAttr getDevice(Type type);
-
-using ::fxmlir::normalizeDim;
 
 //===----------------------------------------------------------------------===//
 // Verifier hooks of the fused op families (called by the generated verify()

@@ -1,0 +1,24 @@
+//===- MlirJit.h - torch.ops.fxmlir.mlir_jit's kernels ------------*- C++ -*-===//
+
+#ifndef FXMLIR_RUNTIME_MLIRJIT_H
+#define FXMLIR_RUNTIME_MLIRJIT_H
+
+#include "../ops/Device.h"
+
+#include <ATen/core/Tensor.h>
+#include <c10/util/string_view.h>
+
+#include <vector>
+
+namespace fxmlir::ops {
+
+/// Runs `function` of `module` (a region fxmlir-outline-jit-regions
+/// outlined) on `inputs`; defined for Meta and CPU (runtime/MlirJit.cpp).
+template <Device D>
+std::vector<at::Tensor> mlirJit(c10::string_view module,
+                                c10::string_view function,
+                                at::TensorList inputs);
+
+} // namespace fxmlir::ops
+
+#endif // FXMLIR_RUNTIME_MLIRJIT_H

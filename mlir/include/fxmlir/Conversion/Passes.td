@@ -1,0 +1,179 @@
+//===- Passes.td - JIT region passes -----------------------*- tablegen -*-===//
+//
+// The passes that turn fxmlir graphs into JIT-compiled code: outlining regions
+// of lowerable ops into functions, lowering those functions to linalg, and the
+// steps of the CPU and CUDA pipelines that upstream MLIR has no pass for. The
+// pipelines that chain them are registered in lib/Conversion/Pipelines.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FXMLIR_CONVERSION_PASSES_TD
+#define FXMLIR_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def OutlineJitRegions : Pass<"fxmlir-outline-jit-regions", "::mlir::ModuleOp"> {
+  let summary = "Outline maximal regions of lowerable ops into functions called by fxmlir.mlir_jit";
+  let description = [{
+    Groups the ops that `fxmlir-convert-to-linalg` can lower (elementwise
+    arithmetic, casts, comparisons, where/masked_fill, activations and their
+    gradients, and reductions over the last dim, including softmax and layer
+    norm forward and backward) into maximal regions connected by def-use
+    edges, never through an op outside the region (no cycles). Each region
+    with at least `min-ops` ops that compute something becomes a private
+    `func.func` named after the ops it holds, and one `fxmlir.mlir_jit` op
+    calling it; region values used elsewhere become its results. GEMMs, the
+    hand-written fused ops, calls of unknown ops and unsupported element
+    types (complex, float8) stay outside. A region never mixes devices.
+
+    Runs after autodiff, on functional graphs: ops that consume region results
+    may move below the `fxmlir.mlir_jit` op.
+  }];
+  let options = [
+    Option<"minOps", "min-ops", "unsigned", /*default=*/"2",
+           "Outline only regions with at least this many ops that compute "
+           "(detach/alias not counted): one op alone fuses nothing and its "
+           "torch kernel is already as good">,
+  ];
+  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def ConvertFxmlirToLinalg : Pass<"fxmlir-convert-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Lower the fxmlir ops of JIT functions to linalg on tensors";
+  let description = [{
+    Rewrites every function of the module (outlined JIT regions) into
+    `linalg.generic` ops on builtin tensors without device encodings or
+    signedness. Shapes are recomputed from the function's argument types with
+    torch broadcasting (size-1 dims broadcast, `?` dims are assumed equal to
+    the dims they meet), so a caller may specialize or generalize the
+    arguments first. f16/bf16 math runs in f32 and is rounded where torch
+    rounds: after every op, and once at the end of softmax/layer norm.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"];
+}
+
+def FuseElementwise : Pass<"fxmlir-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuse elementwise linalg ops, recomputing small producers with several users";
+  let description = [{
+    Upstream elementwise fusion, except that an elementwise producer with
+    several users is fused into each of them when its body is small
+    (`max-recompute-ops`) and has no `math` op: recomputing a few arithmetic
+    ops is cheaper than a temporary buffer the size of the tensor, while
+    recomputing exp or tanh is not (softmax's exp(x - max), which feeds both
+    its sum and its result, stays one). A producer its consumer reads through a
+    broadcast (a per-row statistic such as layer norm's rstd) is not fused:
+    it would be recomputed for every element of the row.
+  }];
+  let options = [
+    Option<"maxRecomputeOps", "max-recompute-ops", "unsigned", /*default=*/"24",
+           "Largest producer body (in ops) duplicated into several consumers">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def OutputsToParams : Pass<"fxmlir-outputs-to-params", "::mlir::func::FuncOp"> {
+  let summary = "Make each function result a destination argument written in place";
+  let description = [{
+    Appends one tensor argument per result and makes the op producing the
+    result write into it (or copies into it), so that after one-shot
+    bufferization the caller passes the output buffers and no result is
+    copied. Results are kept (bufferization drops them as equivalent to the
+    new arguments).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def ApproximateMath : Pass<"fxmlir-approximate-math"> {
+  let summary = "Replace f32 transcendental math ops by polynomial approximations";
+  let description = [{
+    exp, log, tanh, erf, ... become arithmetic that vectorizes on CPUs and
+    needs no libdevice on NVIDIA GPUs; f16/bf16 math is first widened to f32.
+    f64 math is left to libm (CPU). `math.powf` and friends are expanded
+    first so that they reach approximated ops.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def TileParallelLoops : Pass<"fxmlir-tile-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "Tile outermost scf.parallel loops into blocks of threads along their last dim";
+  let description = [{
+    Tiles the last dim of each outermost `scf.parallel` by `block-size` and
+    the others by 1 (no min/max bounds: threads past the end are masked by
+    the loop's own bound check), so that `gpu-map-parallel-loops` maps
+    consecutive threads to consecutive elements and memory accesses coalesce.
+    Upstream `scf-parallel-loop-tiling` takes one list of sizes for loops of
+    every rank.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block along the last dim">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def MathToLLVMIntrinsics : Pass<"fxmlir-math-to-llvm-intrinsics"> {
+  let summary = "Call the LLVM intrinsics of math ops that GPUs implement natively";
+  let description = [{
+    `math.sqrt`, `floor`, `ceil`, `absf`, `fma`, `copysign` and
+    `arith.maxnumf`/`minnumf` become `llvm.call_intrinsic` of `llvm.sqrt`,
+    `llvm.floor`, ..., `llvm.maxnum`, which the NVPTX
+    backend emits as single instructions. Run before `convert-gpu-to-nvvm`,
+    which would otherwise call libdevice (`__nv_sqrtf`, ...) for them, and
+    rejects the `llvm.intr.*` ops `convert-math-to-llvm` makes. Together with
+    `fxmlir-approximate-math`, kernels need no libdevice.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def ExpandBF16Conversions : Pass<"fxmlir-expand-bf16-conversions"> {
+  let summary = "Expand f32 <-> bf16 conversions into integer ops";
+  let description = [{
+    `arith.truncf` to bf16 (rounding to nearest even, NaN kept) and
+    `arith.extf` from bf16 become bit operations, so that CPUs without
+    AVX512-BF16 need no compiler-rt `__truncsfbf2` at run time. Unlike
+    `arith-expand{include-bf16}`, min/max ops stay as they are: expanded into
+    compares and selects, LLVM no longer vectorizes them as reductions.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def GpuRowReductions : Pass<"fxmlir-gpu-row-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Map reductions over the last dim to one GPU block per row";
+  let description = [{
+    A `linalg.generic` on buffers that reduces its last loop dim (the row)
+    with one combining op (add, mul, max/min in their float and signed
+    flavors) becomes a `gpu.launch` with one block per row: each thread
+    folds a strided part of the row, `gpu.all_reduce` (warp shuffles, then
+    shared memory) combines the threads, and thread 0 folds the result into
+    the output. Reads are coalesced and a row needs no more than
+    `block-size` threads, where the parallel-loop mapping would give each
+    row to one thread. Other linalg ops are left for that mapping.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per row">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def GpuLowerAllReduce : Pass<"fxmlir-gpu-lower-all-reduce", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower gpu.all_reduce in kernels to shuffles and shared memory";
+  let description = [{
+    Upstream's all-reduce rewrite, run before the kernels' math is made
+    NVPTX-native (`fxmlir-math-to-llvm-intrinsics`): the combining ops it
+    creates (`arith.maxnumf`, ...) must go through that pass too.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::cf::ControlFlowDialect"];
+}
+
+#endif // FXMLIR_CONVERSION_PASSES_TD

@@ -1,0 +1,215 @@
+//===- Jit.h - compiling and running outlined JIT regions -------*- C++ -*-===//
+//
+// The opaque API of the fxmlir JIT: compile a function outlined by
+// fxmlir-outline-jit-regions for the host CPU (LLVM ORC, O3) and run it on
+// raw contiguous buffers, or compile it for an NVIDIA GPU into PTX. Like
+// Core.h, nothing here names an MLIR or LLVM type.
+//
+// Compiled code is cached in memory per Jit object, keyed by the function's
+// text, its input dtypes and dims and the target, and on disk (object files
+// under FXMLIR_CACHE_DIR, default $XDG_CACHE_HOME/fxmlir or ~/.cache/fxmlir),
+// so that a second process compiles nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FXMLIR_CORE_JIT_H
+#define FXMLIR_CORE_JIT_H
+
+#include "fxmlir/Core/Core.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fxmlir::jit {
+
+/// Torch's dtypes that JIT regions handle.
+enum class DType : uint8_t {
+  Bool,
+  UInt8,
+  Int8,
+  Int16,
+  Int32,
+  Int64,
+  Float16,
+  BFloat16,
+  Float32,
+  Float64,
+};
+
+/// Bytes per element.
+FXMLIR_API size_t elementSize(DType dtype);
+/// The dtype's MLIR element type as fxmlir spells it: "f32", "si64", "i1".
+FXMLIR_API std::string dtypeName(DType dtype);
+
+/// A dim whose size is only known when the function runs.
+constexpr int64_t kDynamic = -1;
+
+/// An input as compiled code expects it: its dtype and dims, each a size or
+/// kDynamic.
+struct TensorSpec {
+  DType dtype;
+  std::vector<int64_t> dims;
+
+  bool operator==(const TensorSpec &other) const {
+    return dtype == other.dtype && dims == other.dims;
+  }
+};
+
+/// The size of a result dim: static, or that of dim `dim` of input `input`.
+struct DimSource {
+  int64_t size = kDynamic;
+  int input = -1;
+  int dim = -1;
+};
+
+struct ResultSpec {
+  DType dtype;
+  std::vector<DimSource> dims;
+};
+
+/// What a function takes and returns.
+struct Signature {
+  std::vector<TensorSpec> inputs;
+  std::vector<ResultSpec> results;
+  /// Whether results can be computed in slices of dim 0 (rows), each slice
+  /// from the same rows of the `rowInputs` and all of the other inputs. True
+  /// for elementwise ops and reductions over the last dim; false when a
+  /// reduction spans dim 0 (a bias gradient).
+  bool rowsSplittable = false;
+  /// For each input, whether it is sliced with the rows: it has the largest
+  /// rank and its dim 0 is not a broadcast size 1.
+  std::vector<bool> rowInputs;
+};
+
+/// A contiguous row-major buffer.
+struct Buffer {
+  void *data = nullptr;
+  std::vector<int64_t> sizes;
+};
+
+/// Compiled CPU code of one function for one input signature. Thread-safe:
+/// `run` and `runRows` may be called concurrently.
+class FXMLIR_API CompiledFunction {
+public:
+  virtual ~CompiledFunction();
+
+  /// The signature compiled for: input dims kDynamic where sizes may vary.
+  virtual const Signature &signature() const = 0;
+  /// The shapes of the results for inputs of `inputShapes`. Throws Error
+  /// when the inputs do not match the signature.
+  std::vector<std::vector<int64_t>>
+  resultShapes(const std::vector<std::vector<int64_t>> &inputShapes) const;
+  /// Computes the results into `outputs`, shaped as resultShapes says. The
+  /// outputs must not overlap each other or the inputs (inputs may overlap).
+  /// Throws Error for buffers that do not match the signature.
+  void run(const std::vector<Buffer> &inputs,
+           const std::vector<Buffer> &outputs) const;
+  /// Computes rows [begin, end) of dim 0 of every result (`inputs` and
+  /// `outputs` whole, as for run). Needs signature().rowsSplittable and dim
+  /// 0 dynamic in every row input.
+  void runRows(const std::vector<Buffer> &inputs,
+               const std::vector<Buffer> &outputs, int64_t begin,
+               int64_t end) const;
+
+protected:
+  /// Calls the compiled code with one memref descriptor per input and
+  /// output.
+  virtual void invoke(void **descriptors) const = 0;
+
+private:
+  void check(const std::vector<Buffer> &inputs,
+             const std::vector<Buffer> &outputs) const;
+  void call(const std::vector<Buffer> &inputs,
+            const std::vector<Buffer> &outputs, int64_t begin,
+            int64_t end) const;
+};
+
+/// One kernel launch of a CUDA program.
+struct CudaLaunch {
+  /// The kernel's entry name in `ptx`.
+  std::string kernel;
+  /// PTX assembly of the module holding the kernel, for cuModuleLoadData.
+  std::string ptx;
+};
+
+/// PTX for one function, and how to launch its kernels.
+struct CudaProgram {
+  /// The kernel launches in order.
+  std::vector<CudaLaunch> launches;
+  /// The host side: the function after GPU lowering, with one
+  /// gpu.launch_func per launch (grid and block sizes computed from the
+  /// input dims), in MLIR syntax.
+  std::string host;
+  Signature signature;
+};
+
+struct JitOptions {
+  /// Where compiled objects are cached on disk: unset for FXMLIR_CACHE_DIR
+  /// or its default, empty for no disk cache.
+  std::optional<std::string> cacheDir;
+};
+
+/// How often compileCpu found its code where, and the time spent compiling.
+struct JitStats {
+  int64_t compiled = 0;
+  int64_t memoryHits = 0;
+  int64_t diskHits = 0;
+  double compileSeconds = 0;
+  double diskLoadSeconds = 0;
+};
+
+/// Compiles and caches JIT functions. Thread-safe.
+class FXMLIR_API Jit {
+public:
+  /// Throws Error when the cache directory cannot be created (naming
+  /// FXMLIR_CACHE_DIR when it came from there).
+  explicit Jit(JitOptions options = {});
+  ~Jit();
+  /// The process's Jit, with the default options: the one the torch op
+  /// library and the Python bindings share. Created on first use; throws
+  /// Error as the constructor does (and tries again on the next call).
+  static Jit &shared();
+  Jit(const Jit &) = delete;
+  Jit &operator=(const Jit &) = delete;
+
+  /// The signature of `function` in `moduleText` as written (its inputs'
+  /// dims as the graph recorded them), with result dims and row splitting
+  /// inferred. Throws Error for a missing function or one the JIT cannot
+  /// lower.
+  Signature analyze(const std::string &moduleText,
+                    const std::string &function);
+
+  /// Compiles `function` for the host CPU at O3 for inputs of `inputs`: the
+  /// function's dtypes, its static dims or kDynamic (a dim kDynamic here
+  /// may be static in the function, and the other way round). Returns the
+  /// cached code when there is some. Throws Error with the diagnostics when
+  /// the inputs do not match or lowering fails.
+  std::shared_ptr<const CompiledFunction>
+  compileCpu(const std::string &moduleText, const std::string &function,
+             const std::vector<TensorSpec> &inputs);
+
+  /// Lowers `function` for an NVIDIA GPU of architecture `chip` (sm_90)
+  /// with PTX `features` (+ptx80). Not cached.
+  CudaProgram compileCuda(const std::string &moduleText,
+                          const std::string &function,
+                          const std::vector<TensorSpec> &inputs,
+                          const std::string &chip = "sm_90",
+                          const std::string &features = "+ptx80");
+
+  /// The disk cache directory, empty when there is none.
+  std::string cacheDir() const;
+  JitStats stats() const;
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace fxmlir::jit
+
+#endif // FXMLIR_CORE_JIT_H

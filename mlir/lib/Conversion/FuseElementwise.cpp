@@ -1,0 +1,56 @@
+//===- FuseElementwise.cpp - elementwise fusion with recomputation --------===//
+
+#include "fxmlir/Conversion/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::fxmlir {
+#define GEN_PASS_DEF_FUSEELEMENTWISE
+#include "fxmlir/Conversion/Passes.h.inc"
+} // namespace mlir::fxmlir
+
+using namespace mlir;
+using namespace mlir::fxmlir;
+
+namespace {
+struct FuseElementwisePass
+    : public mlir::fxmlir::impl::FuseElementwiseBase<FuseElementwisePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    unsigned limit = maxRecomputeOps;
+    linalg::ControlFusionFn control = [limit](OpOperand *fused) {
+      Operation *producer = fused->get().getDefiningOp();
+      if (!producer)
+        return false;
+      // A producer the consumer broadcasts (a per-row statistic read along
+      // the row) would be recomputed for every element it is read at.
+      auto consumer = cast<linalg::LinalgOp>(fused->getOwner());
+      if (!consumer.getMatchingIndexingMap(fused).isPermutation())
+        return false;
+      if (producer->hasOneUse())
+        return true;
+      // Several users: recompute cheap arithmetic, not transcendental math
+      // (softmax's exp feeds both its sum and its result).
+      auto generic = dyn_cast<linalg::GenericOp>(producer);
+      return generic && generic.getBody()->getOperations().size() <= limit &&
+             llvm::none_of(generic.getBody()->getOperations(),
+                           [](Operation &op) {
+                             return isa<math::MathDialect>(op.getDialect());
+                           });
+    };
+    RewritePatternSet patterns(ctx);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, control);
+    linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+    linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
+    affine::AffineApplyOp::getCanonicalizationPatterns(patterns, ctx);
+    ctx->getLoadedDialect<linalg::LinalgDialect>()->getCanonicalizationPatterns(
+        patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,53 @@
+//===- LinalgBuilders.h - torch broadcasting and reductions -----*- C++ -*-===//
+//
+// Builds the linalg.generic ops fxmlir ops lower to: elementwise ops over
+// operands broadcast as torch broadcasts (trailing dims aligned, size-1 dims
+// stretched), and reductions over a set of dims of such a broadcast space.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FXMLIR_LIB_CONVERSION_FXMLIRTOLINALG_LINALGBUILDERS_H
+#define FXMLIR_LIB_CONVERSION_FXMLIRTOLINALG_LINALGBUILDERS_H
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace mlir::fxmlir::jit {
+
+/// Computes one element from the elements of the inputs (storage types).
+using ElementFn =
+    llvm::function_ref<Value(ImplicitLocOpBuilder &b, ValueRange elements)>;
+/// Folds a mapped element into an accumulator.
+using CombineFn =
+    llvm::function_ref<Value(ImplicitLocOpBuilder &b, Value element,
+                             Value accumulator)>;
+
+/// The sizes of the broadcast of `inputs`: a dim is static if any input has
+/// it static and not 1; a `?` dim is taken from the first input that has it.
+SmallVector<OpFoldResult> broadcastSizes(ImplicitLocOpBuilder &b,
+                                         ValueRange inputs);
+
+/// A tensor of `elementType` whose elements are `body` of the broadcast
+/// input elements.
+Value buildElementwise(ImplicitLocOpBuilder &b, ValueRange inputs,
+                       Type elementType, ElementFn body);
+
+/// Reduces `map(inputs)` (an `accType` value per element of the broadcast
+/// space) over the sorted `dims` of that space with `combine`, starting from
+/// `init`. With `keepDims` the reduced dims stay as size 1.
+Value buildReduction(ImplicitLocOpBuilder &b, ValueRange inputs,
+                     ArrayRef<int64_t> dims, bool keepDims, Value init,
+                     ElementFn map, CombineFn combine);
+
+/// `reduced` (the result of a reduction of a rank-`rank` space over `dims`)
+/// with the reduced dims put back as size 1.
+Value keepReducedDims(ImplicitLocOpBuilder &b, Value reduced,
+                      ArrayRef<int64_t> dims, int64_t rank);
+
+/// The number of elements of `tensor` along `dims`, as a scalar of `type`.
+Value countAlong(ImplicitLocOpBuilder &b, Value tensor, ArrayRef<int64_t> dims,
+                 Type type);
+
+} // namespace mlir::fxmlir::jit
+
+#endif // FXMLIR_LIB_CONVERSION_FXMLIRTOLINALG_LINALGBUILDERS_H

@@ -1,0 +1,26 @@
+//===- GpuLowerAllReduce.cpp - gpu.all_reduce to shuffles -----------------===//
+
+#include "fxmlir/Conversion/Passes.h"
+
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::fxmlir {
+#define GEN_PASS_DEF_GPULOWERALLREDUCE
+#include "fxmlir/Conversion/Passes.h.inc"
+} // namespace mlir::fxmlir
+
+using namespace mlir;
+using namespace mlir::fxmlir;
+
+namespace {
+struct GpuLowerAllReducePass
+    : public mlir::fxmlir::impl::GpuLowerAllReduceBase<GpuLowerAllReducePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateGpuAllReducePatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,268 @@
+//===- OutlineJitRegions.cpp - outline lowerable regions into functions ---===//
+//
+// Regions grow in block order: an op joins the regions of the ops producing
+// its operands (merging them) when that creates no cycle, i.e. when no op
+// outside the merged region both depends on it and feeds it. Otherwise it
+// joins the largest of them that allows it, or starts a region of its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fxmlir/Conversion/FxmlirToLinalg.h"
+#include "fxmlir/Conversion/Passes.h"
+#include "fxmlir/Dialect/FxmlirDialect.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::fxmlir {
+#define GEN_PASS_DEF_OUTLINEJITREGIONS
+#include "fxmlir/Conversion/Passes.h.inc"
+} // namespace mlir::fxmlir
+
+using namespace mlir;
+using namespace mlir::fxmlir;
+
+namespace {
+/// The regions of one block under construction.
+class RegionBuilder {
+public:
+  explicit RegionBuilder(Block &block) {
+    for (auto [index, op] : llvm::enumerate(block))
+      position[&op] = index;
+  }
+
+  void add(Operation *op) {
+    llvm::SetVector<unsigned> producers;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (auto found = regionOf.find(def); found != regionOf.end())
+          producers.insert(found->second);
+    // All producer regions together, else the largest one that fits.
+    SmallVector<unsigned> order(producers.begin(), producers.end());
+    llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+      return regions[a].size() > regions[b].size();
+    });
+    if (producers.size() > 1 && !createsCycle(order, op))
+      return merge(order, op);
+    for (unsigned region : order)
+      if (!createsCycle({region}, op))
+        return merge({region}, op);
+    regionOf[op] = regions.size();
+    regions.push_back({op});
+  }
+
+  /// The non-empty regions, each in block order.
+  SmallVector<SmallVector<Operation *>> takeRegions() {
+    SmallVector<SmallVector<Operation *>> result;
+    for (SmallVector<Operation *> &region : regions) {
+      if (region.empty())
+        continue;
+      llvm::sort(region, [&](Operation *a, Operation *b) {
+        return position[a] < position[b];
+      });
+      result.push_back(std::move(region));
+    }
+    return result;
+  }
+
+private:
+  /// Whether putting `op` and `chosen` in one region makes a path from one
+  /// member to another through an op outside: an outside op that feeds a
+  /// member and depends on one.
+  bool createsCycle(ArrayRef<unsigned> chosen, Operation *op) {
+    llvm::SmallPtrSet<Operation *, 32> members = {op};
+    size_t first = position[op];
+    for (unsigned region : chosen)
+      for (Operation *member : regions[region]) {
+        members.insert(member);
+        first = std::min(first, position[member]);
+      }
+    // Ops before the first member cannot depend on one; ops visited without
+    // reaching a member do not either, so the walks share `visited`.
+    llvm::SmallPtrSet<Operation *, 32> visited;
+    auto inScope = [&](Operation *def) {
+      return def && position.count(def) && position[def] >= first;
+    };
+    auto dependsOnMembers = [&](Operation *start) {
+      SmallVector<Operation *> stack = {start};
+      while (!stack.empty()) {
+        Operation *current = stack.pop_back_val();
+        for (Value operand : current->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (!inScope(def))
+            continue;
+          if (members.contains(def))
+            return true;
+          if (visited.insert(def).second)
+            stack.push_back(def);
+        }
+      }
+      return false;
+    };
+    for (Operation *member : members)
+      for (Value operand : member->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (inScope(def) && !members.contains(def) &&
+            visited.insert(def).second && dependsOnMembers(def))
+          return true;
+      }
+    return false;
+  }
+
+  void merge(ArrayRef<unsigned> chosen, Operation *op) {
+    unsigned target = chosen.front();
+    for (unsigned region : chosen.drop_front()) {
+      for (Operation *member : regions[region])
+        regionOf[member] = target;
+      regions[target].append(regions[region]);
+      regions[region].clear();
+    }
+    regionOf[op] = target;
+    regions[target].push_back(op);
+  }
+
+  DenseMap<Operation *, size_t> position;
+  DenseMap<Operation *, unsigned> regionOf;
+  SmallVector<SmallVector<Operation *>> regions;
+};
+} // namespace
+
+/// "add", "softmax", "silu": what a region's function name says of an op.
+static std::string shortName(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  if (auto call = dyn_cast<CallOp>(op))
+    name = call.getTarget().rsplit("::").second;
+  else
+    name.consume_front("fxmlir.aten.");
+  return name.split('.').first.ltrim('_').str();
+}
+
+/// "jit_add_tanh_mul": the distinct ops of the region in order, at most six.
+static std::string regionName(ArrayRef<Operation *> region) {
+  constexpr size_t kMaxNames = 6;
+  SmallVector<std::string> names;
+  for (Operation *op : region) {
+    std::string name = shortName(op);
+    if (getJitOpKind(op) != JitOpKind::Identity &&
+        !llvm::is_contained(names, name))
+      names.push_back(name);
+  }
+  std::string result = "jit";
+  for (const std::string &name : ArrayRef(names).take_front(kMaxNames))
+    result += "_" + name;
+  if (names.size() > kMaxNames)
+    result += "_etc";
+  return result;
+}
+
+static void outline(ArrayRef<Operation *> region, SymbolTable &symbols) {
+  llvm::SmallPtrSet<Operation *, 16> members(region.begin(), region.end());
+  // Inputs in order of first use; None comes from fxmlir.none, cloned in.
+  llvm::SetVector<Value> inputs;
+  for (Operation *op : region)
+    for (Value operand : op->getOperands())
+      if (!members.contains(operand.getDefiningOp()) &&
+          !isa<NoneType>(operand.getType()))
+        inputs.insert(operand);
+  SmallVector<Value> outputs;
+  for (Operation *op : region)
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return !members.contains(user);
+          }))
+        outputs.push_back(result);
+  if (outputs.empty())
+    return;
+
+  Operation *last = region.back();
+  MLIRContext *ctx = last->getContext();
+  OpBuilder builder(ctx);
+  auto types = [](auto values) {
+    return llvm::to_vector(llvm::map_range(
+        values, [](Value value) { return value.getType(); }));
+  };
+  auto func = func::FuncOp::create(builder, last->getLoc(), regionName(region),
+                                   FunctionType::get(ctx, types(inputs),
+                                                     types(outputs)));
+  func.setPrivate();
+  symbols.insert(func);
+  Block *body = func.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+  IRMapping mapping;
+  mapping.map(inputs.getArrayRef(), body->getArguments());
+  for (Operation *op : region) {
+    for (Value operand : op->getOperands())
+      if (isa<NoneType>(operand.getType()) && !mapping.contains(operand))
+        mapping.map(operand, builder.clone(*operand.getDefiningOp())
+                                 ->getResult(0));
+    builder.clone(*op, mapping);
+  }
+  func::ReturnOp::create(
+      builder, last->getLoc(),
+      llvm::to_vector(llvm::map_range(
+          outputs, [&](Value value) { return mapping.lookup(value); })));
+
+  builder.setInsertionPointAfter(last);
+  auto jit = MlirJitOp::create(builder, last->getLoc(), types(outputs),
+                               func.getSymName(), inputs.getArrayRef());
+  for (auto [output, replacement] : llvm::zip(outputs, jit.getResults()))
+    output.replaceAllUsesWith(replacement);
+  llvm::SetVector<Operation *> nones;
+  for (Operation *op : region)
+    for (Value operand : op->getOperands())
+      if (isa<NoneType>(operand.getType()))
+        nones.insert(operand.getDefiningOp());
+  for (Operation *op : llvm::reverse(region))
+    op->erase();
+  // The region's None operands now live in the function.
+  for (Operation *none : nones)
+    if (none->use_empty())
+      none->erase();
+}
+
+namespace {
+struct OutlineJitRegionsPass
+    : public mlir::fxmlir::impl::OutlineJitRegionsBase<OutlineJitRegionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    // Graph functions are public; outlined functions are private and are
+    // not outlined again.
+    SmallVector<func::FuncOp> graphs;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isPrivate() && !func.isExternal())
+        graphs.push_back(func);
+    for (func::FuncOp func : graphs)
+      for (Block &block : func.getBody())
+        outlineBlock(block, symbols);
+  }
+
+  void outlineBlock(Block &block, SymbolTable &symbols) {
+    RegionBuilder builder(block);
+    for (Operation &op : block)
+      if (getJitOpKind(&op))
+        builder.add(&op);
+    bool changed = false;
+    for (SmallVector<Operation *> &region : builder.takeRegions()) {
+      unsigned computing = llvm::count_if(region, [](Operation *op) {
+        return getJitOpKind(op) != JitOpKind::Identity;
+      });
+      if (computing < minOps)
+        continue;
+      outline(region, symbols);
+      changed = true;
+    }
+    // Users of a region's results may precede its last op: move them below
+    // the fxmlir.mlir_jit op. No cycles, so an order exists.
+    if (changed && !sortTopologically(&block)) {
+      emitError(block.getParentOp()->getLoc(),
+                "outlined regions left a cycle in the graph");
+      signalPassFailure();
+    }
+  }
+};
+} // namespace

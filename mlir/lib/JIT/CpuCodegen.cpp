@@ -1,0 +1,99 @@
+//===- CpuCodegen.cpp - JIT functions to host object files ----------------===//
+
+#include "CpuCodegen.h"
+
+#include "../Core/Diagnostics.h"
+
+#include "fxmlir/Conversion/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace fxmlir;
+using namespace fxmlir::jit;
+
+/// Adds `void fxmlir_entry(ptr descriptors)` calling the C interface
+/// `_mlir_ciface_<function>(ptr, ptr, ...)` with each descriptor, and makes
+/// everything else internal so that O3 inlines it into the entry. The
+/// function's buffers are marked noalias: outputs are fresh buffers and
+/// inputs are only read, so loads may be hoisted and loops vectorized
+/// without runtime overlap checks.
+static void addEntry(llvm::Module &module, llvm::StringRef function) {
+  if (llvm::Function *body = module.getFunction(function))
+    for (llvm::Argument &arg : body->args())
+      if (arg.getType()->isPointerTy())
+        arg.addAttr(llvm::Attribute::NoAlias);
+  llvm::Function *cInterface =
+      module.getFunction(("_mlir_ciface_" + function).str());
+  if (!cInterface || !cInterface->getReturnType()->isVoidTy())
+    throw Error("@" + function.str() +
+                " did not lower to a function writing its results into "
+                "arguments");
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::Type *ptr = llvm::PointerType::get(ctx, 0);
+  auto *entry = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false),
+      llvm::GlobalValue::ExternalLinkage, kEntrySymbol, module);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  llvm::SmallVector<llvm::Value *> args;
+  for (unsigned i = 0, e = cInterface->arg_size(); i < e; ++i) {
+    llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), i);
+    args.push_back(b.CreateLoad(ptr, slot));
+  }
+  b.CreateCall(cInterface, args);
+  b.CreateRetVoid();
+  for (llvm::Function &f : module)
+    if (&f != entry && !f.isDeclaration())
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+}
+
+std::string jit::compileToObject(mlir::ModuleOp module,
+                                 llvm::StringRef function,
+                                 llvm::TargetMachine &machine) {
+  mlir::MLIRContext *ctx = module.getContext();
+  auto func = module.lookupSymbol<mlir::func::FuncOp>(function);
+  func->setAttr("llvm.emit_c_interface", mlir::UnitAttr::get(ctx));
+  {
+    DiagnosticCollector diagnostics(ctx);
+    mlir::PassManager pm(ctx);
+    mlir::fxmlir::buildJitCpuPipeline(pm);
+    if (mlir::failed(pm.run(module)))
+      diagnostics.fail("cannot lower @" + function.str() + " for the CPU");
+  }
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::translateModuleToLLVMIR(module, llvmContext, function);
+  if (!llvmModule)
+    throw Error("cannot translate @" + function.str() + " to LLVM IR");
+  llvmModule->setDataLayout(machine.createDataLayout());
+  llvmModule->setTargetTriple(machine.getTargetTriple());
+  addEntry(*llvmModule, function);
+  // LLVM prefers 256-bit vectors on AVX-512 CPUs (clock throttling); the
+  // polynomial exp/tanh of a region are compute-bound enough to gain from
+  // the full width, as torch's own AVX-512 kernels do.
+  if (machine.getTargetFeatureString().contains("+avx512f"))
+    for (llvm::Function &f : *llvmModule)
+      if (!f.isDeclaration())
+        f.addFnAttr("prefer-vector-width", "512");
+  auto optimize = mlir::makeOptimizingTransformer(3, 0, &machine);
+  if (llvm::Error error = optimize(llvmModule.get()))
+    throw Error("cannot optimize @" + function.str() + ": " +
+                llvm::toString(std::move(error)));
+
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager codegen;
+  if (machine.addPassesToEmitFile(codegen, os, nullptr,
+                                  llvm::CodeGenFileType::ObjectFile))
+    throw Error("the host target cannot emit object files");
+  codegen.run(*llvmModule);
+  return std::string(object.begin(), object.end());
+}

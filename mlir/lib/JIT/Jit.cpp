@@ -1,0 +1,446 @@
+//===- Jit.cpp - compiling, caching and running JIT functions -------------===//
+//
+// A compile request is answered from the in-memory cache, else from the
+// disk cache, else by lowering (under one lock: the MLIR context is not
+// thread-safe) and generating an object file. Either way the object file is
+// linked into its own JITDylib of one LLJIT. Concurrent requests for one
+// key wait for a single compile.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuCodegen.h"
+#include "CudaCodegen.h"
+#include "DiskCache.h"
+#include "Specialize.h"
+
+#include "../Core/Diagnostics.h"
+
+#include "fxmlir/Conversion/Passes.h"
+#include "fxmlir/InitAll.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <future>
+#include <map>
+#include <mutex>
+
+using namespace fxmlir;
+using namespace fxmlir::jit;
+
+size_t jit::elementSize(DType dtype) {
+  switch (dtype) {
+  case DType::Bool:
+  case DType::UInt8:
+  case DType::Int8:
+    return 1;
+  case DType::Int16:
+  case DType::Float16:
+  case DType::BFloat16:
+    return 2;
+  case DType::Int32:
+  case DType::Float32:
+    return 4;
+  case DType::Int64:
+  case DType::Float64:
+    return 8;
+  }
+  throw Error("unknown dtype");
+}
+
+std::string jit::dtypeName(DType dtype) {
+  static constexpr const char *kNames[] = {
+      "i1", "ui8", "si8", "si16", "si32", "si64", "f16", "bf16", "f32", "f64"};
+  return kNames[static_cast<int>(dtype)];
+}
+
+//===----------------------------------------------------------------------===//
+// CompiledFunction
+//===----------------------------------------------------------------------===//
+
+CompiledFunction::~CompiledFunction() = default;
+
+static std::string shapeString(const std::vector<int64_t> &dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    text += (i ? ", " : "") +
+            (dims[i] == kDynamic ? std::string("?") : std::to_string(dims[i]));
+  return text + "]";
+}
+
+static void checkInputShapes(const Signature &signature,
+                             const std::vector<std::vector<int64_t>> &shapes) {
+  if (shapes.size() != signature.inputs.size())
+    throw Error("the function takes " +
+                std::to_string(signature.inputs.size()) + " inputs, got " +
+                std::to_string(shapes.size()));
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const std::vector<int64_t> &expected = signature.inputs[i].dims;
+    bool matches = shapes[i].size() == expected.size();
+    for (size_t d = 0; matches && d < expected.size(); ++d)
+      matches = shapes[i][d] >= 0 &&
+                (expected[d] == kDynamic || expected[d] == shapes[i][d]);
+    if (!matches)
+      throw Error("input " + std::to_string(i) + " has shape " +
+                  shapeString(shapes[i]) + ", the function was compiled for " +
+                  shapeString(expected));
+  }
+}
+
+std::vector<std::vector<int64_t>> CompiledFunction::resultShapes(
+    const std::vector<std::vector<int64_t>> &inputShapes) const {
+  const Signature &sig = signature();
+  checkInputShapes(sig, inputShapes);
+  std::vector<std::vector<int64_t>> shapes;
+  for (const ResultSpec &result : sig.results) {
+    std::vector<int64_t> &shape = shapes.emplace_back();
+    for (const DimSource &dim : result.dims)
+      shape.push_back(dim.input >= 0 ? inputShapes[dim.input][dim.dim]
+                                     : dim.size);
+  }
+  return shapes;
+}
+
+static int64_t numElements(const std::vector<int64_t> &sizes) {
+  int64_t count = 1;
+  for (int64_t size : sizes)
+    count *= size;
+  return count;
+}
+
+void CompiledFunction::check(const std::vector<Buffer> &inputs,
+                             const std::vector<Buffer> &outputs) const {
+  std::vector<std::vector<int64_t>> inputShapes;
+  for (const Buffer &input : inputs)
+    inputShapes.push_back(input.sizes);
+  std::vector<std::vector<int64_t>> expected = resultShapes(inputShapes);
+  if (outputs.size() != expected.size())
+    throw Error("the function has " + std::to_string(expected.size()) +
+                " results, got " + std::to_string(outputs.size()) +
+                " output buffers");
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (outputs[i].sizes != expected[i])
+      throw Error("output " + std::to_string(i) + " has shape " +
+                  shapeString(outputs[i].sizes) + ", the result has shape " +
+                  shapeString(expected[i]));
+  auto checkData = [](const std::vector<Buffer> &buffers, const char *what) {
+    for (size_t i = 0; i < buffers.size(); ++i)
+      if (!buffers[i].data && numElements(buffers[i].sizes) != 0)
+        throw Error(std::string(what) + " " + std::to_string(i) +
+                    " has no data");
+  };
+  checkData(inputs, "input");
+  checkData(outputs, "output");
+}
+
+void CompiledFunction::run(const std::vector<Buffer> &inputs,
+                           const std::vector<Buffer> &outputs) const {
+  check(inputs, outputs);
+  call(inputs, outputs, 0, -1);
+}
+
+void CompiledFunction::runRows(const std::vector<Buffer> &inputs,
+                               const std::vector<Buffer> &outputs,
+                               int64_t begin, int64_t end) const {
+  if (!signature().rowsSplittable)
+    throw Error("the function cannot be run in slices of rows");
+  check(inputs, outputs);
+  int64_t rows = outputs.empty() ? 0 : outputs.front().sizes.front();
+  if (begin < 0 || begin > end || end > rows)
+    throw Error("rows [" + std::to_string(begin) + ", " + std::to_string(end) +
+                ") are not within the " + std::to_string(rows) + " rows");
+  if (begin < end)
+    call(inputs, outputs, begin, end);
+}
+
+/// Fills the memref descriptor {allocated, aligned, offset, sizes, strides}
+/// of a contiguous buffer, restricted to rows [begin, end) when end >= 0.
+static void describe(std::vector<int64_t> &descriptor, const Buffer &buffer,
+                     size_t elementBytes, int64_t begin, int64_t end) {
+  size_t rank = buffer.sizes.size();
+  descriptor.assign(3 + 2 * rank, 0);
+  std::vector<int64_t> strides(rank, 1);
+  for (size_t d = rank; d-- > 1;)
+    strides[d - 1] = strides[d] * buffer.sizes[d];
+  auto *data = static_cast<char *>(buffer.data);
+  if (end >= 0)
+    data += begin * strides.front() * static_cast<int64_t>(elementBytes);
+  descriptor[0] = descriptor[1] = reinterpret_cast<intptr_t>(data);
+  for (size_t d = 0; d < rank; ++d) {
+    descriptor[3 + d] = buffer.sizes[d];
+    descriptor[3 + rank + d] = strides[d];
+  }
+  if (end >= 0)
+    descriptor[3] = end - begin;
+}
+
+void CompiledFunction::call(const std::vector<Buffer> &inputs,
+                            const std::vector<Buffer> &outputs, int64_t begin,
+                            int64_t end) const {
+  const Signature &sig = signature();
+  std::vector<std::vector<int64_t>> descriptors(inputs.size() +
+                                                outputs.size());
+  std::vector<void *> pointers;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    bool sliced = end >= 0 && sig.rowInputs[i];
+    describe(descriptors[i], inputs[i], elementSize(sig.inputs[i].dtype),
+             sliced ? begin : 0, sliced ? end : -1);
+  }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    describe(descriptors[inputs.size() + i], outputs[i],
+             elementSize(sig.results[i].dtype), begin, end);
+  for (std::vector<int64_t> &descriptor : descriptors)
+    pointers.push_back(descriptor.data());
+  invoke(pointers.data());
+}
+
+//===----------------------------------------------------------------------===//
+// Jit
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Code linked into the JIT; keeps the JIT alive while it is referenced.
+class LoadedFunction : public CompiledFunction {
+public:
+  LoadedFunction(std::shared_ptr<llvm::orc::LLJIT> owner, Signature signature,
+                 void (*entry)(void **))
+      : owner(std::move(owner)), sig(std::move(signature)), entry(entry) {}
+
+  const Signature &signature() const override { return sig; }
+
+protected:
+  void invoke(void **descriptors) const override { entry(descriptors); }
+
+private:
+  std::shared_ptr<llvm::orc::LLJIT> owner;
+  Signature sig;
+  void (*entry)(void **);
+};
+
+using Seconds = std::chrono::duration<double>;
+using Clock = std::chrono::steady_clock;
+
+template <typename T> T unwrap(llvm::Expected<T> value, const char *what) {
+  if (!value)
+    throw Error(std::string(what) + ": " + llvm::toString(value.takeError()));
+  return std::move(*value);
+}
+
+void checkError(llvm::Error error, const char *what) {
+  if (error)
+    throw Error(std::string(what) + ": " + llvm::toString(std::move(error)));
+}
+
+/// Identifies this build of the core (its file's size and time): compiled
+/// code from another build may differ.
+std::string buildIdentity() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void *>(&buildIdentity), &info) ||
+      !info.dli_fname)
+    return "unknown";
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(info.dli_fname, status))
+    return info.dli_fname;
+  return std::to_string(status.getSize()) + "-" +
+         std::to_string(
+             status.getLastModificationTime().time_since_epoch().count());
+}
+
+mlir::DialectRegistry makeRegistry() {
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  return registry;
+}
+} // namespace
+
+struct Jit::Impl {
+  Impl(const JitOptions &options);
+
+  std::string key(const std::string &text, const std::string &function,
+                  const std::vector<TensorSpec> &inputs) const;
+  std::shared_ptr<const CompiledFunction> load(const std::string &key,
+                                               const CachedObject &entry);
+  std::shared_ptr<const CompiledFunction>
+  compile(const std::string &key, const std::string &text,
+          const std::string &function, const std::vector<TensorSpec> &inputs);
+
+  DiskCache disk;
+  std::string targetIdentity;
+
+  // Lowering: the context and the target machine, one compile at a time.
+  std::mutex compileMutex;
+  mlir::MLIRContext context;
+  std::unique_ptr<llvm::TargetMachine> machine;
+
+  std::shared_ptr<llvm::orc::LLJIT> lljit;
+
+  std::mutex cacheMutex;
+  std::map<std::string,
+           std::shared_future<std::shared_ptr<const CompiledFunction>>>
+      cache;
+  JitStats stats;
+  int64_t dylibs = 0;
+};
+
+Jit::Impl::Impl(const JitOptions &options)
+    : disk(options.cacheDir ? *options.cacheDir : defaultCacheDir(),
+           options.cacheDir ? "the JIT cache directory"
+                            : "FXMLIR_CACHE_DIR"),
+      context(makeRegistry(), mlir::MLIRContext::Threading::DISABLED) {
+  mlir::fxmlir::initializeJitTargets();
+  registerAllPasses();
+  auto builder = unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(),
+                        "cannot target the host CPU");
+  builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  machine = unwrap(builder.createTargetMachine(), "cannot target the host CPU");
+  targetIdentity = machine->getTargetTriple().str() + " " +
+                   machine->getTargetCPU().str() + " " +
+                   machine->getTargetFeatureString().str() + " " +
+                   buildIdentity();
+  lljit = unwrap(
+      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(builder).create(),
+      "cannot create the JIT");
+}
+
+std::string Jit::Impl::key(const std::string &text, const std::string &function,
+                           const std::vector<TensorSpec> &inputs) const {
+  llvm::SHA256 hash;
+  auto add = [&](llvm::StringRef part) {
+    hash.update(part);
+    hash.update(llvm::StringRef("\0", 1));
+  };
+  add(targetIdentity);
+  add(function);
+  for (const TensorSpec &input : inputs) {
+    add(dtypeName(input.dtype));
+    for (int64_t dim : input.dims)
+      add(std::to_string(dim));
+  }
+  add(text);
+  return llvm::toHex(hash.final(), /*LowerCase=*/true);
+}
+
+std::shared_ptr<const CompiledFunction>
+Jit::Impl::load(const std::string &key, const CachedObject &entry) {
+  llvm::orc::JITDylib *dylib;
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    auto created = lljit->createJITDylib("fxmlir_" + std::to_string(dylibs++));
+    checkError(created.takeError(), "cannot create a JIT library");
+    dylib = &*created;
+  }
+  auto object = llvm::MemoryBuffer::getMemBufferCopy(entry.object, key);
+  checkError(lljit->addObjectFile(*dylib, std::move(object)),
+             "cannot load the compiled code");
+  auto address = unwrap(lljit->lookup(*dylib, kEntrySymbol),
+                        "cannot link the compiled code");
+  return std::make_shared<LoadedFunction>(lljit, entry.signature,
+                                          address.toPtr<void (*)(void **)>());
+}
+
+std::shared_ptr<const CompiledFunction>
+Jit::Impl::compile(const std::string &key, const std::string &text,
+                   const std::string &function,
+                   const std::vector<TensorSpec> &inputs) {
+  auto start = Clock::now();
+  if (std::optional<CachedObject> cached = disk.load(key)) {
+    std::shared_ptr<const CompiledFunction> loaded = load(key, *cached);
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    ++stats.diskHits;
+    stats.diskLoadSeconds += Seconds(Clock::now() - start).count();
+    return loaded;
+  }
+  CachedObject entry;
+  {
+    std::lock_guard<std::mutex> lock(compileMutex);
+    SpecializedFunction specialized =
+        specialize(context, text, function, &inputs);
+    entry.signature = std::move(specialized.signature);
+    entry.object = compileToObject(*specialized.module, function, *machine);
+  }
+  disk.store(key, entry);
+  std::shared_ptr<const CompiledFunction> loaded = load(key, entry);
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  ++stats.compiled;
+  stats.compileSeconds += Seconds(Clock::now() - start).count();
+  return loaded;
+}
+
+Jit::Jit(JitOptions options) : impl(std::make_unique<Impl>(options)) {}
+Jit::~Jit() = default;
+
+Jit &Jit::shared() {
+  static Jit instance;
+  return instance;
+}
+
+Signature Jit::analyze(const std::string &moduleText,
+                       const std::string &function) {
+  std::lock_guard<std::mutex> lock(impl->compileMutex);
+  return specialize(impl->context, moduleText, function, nullptr).signature;
+}
+
+std::shared_ptr<const CompiledFunction>
+Jit::compileCpu(const std::string &moduleText, const std::string &function,
+                const std::vector<TensorSpec> &inputs) {
+  std::string key = impl->key(moduleText, function, inputs);
+  std::promise<std::shared_ptr<const CompiledFunction>> promise;
+  std::shared_future<std::shared_ptr<const CompiledFunction>> pending;
+  bool compiles = false;
+  {
+    std::lock_guard<std::mutex> lock(impl->cacheMutex);
+    auto found = impl->cache.find(key);
+    if (found != impl->cache.end()) {
+      ++impl->stats.memoryHits;
+      pending = found->second;
+    } else {
+      pending = promise.get_future().share();
+      impl->cache.emplace(key, pending);
+      compiles = true;
+    }
+  }
+  if (!compiles)
+    return pending.get();
+  try {
+    std::shared_ptr<const CompiledFunction> compiled =
+        impl->compile(key, moduleText, function, inputs);
+    promise.set_value(compiled);
+    return compiled;
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    std::lock_guard<std::mutex> lock(impl->cacheMutex);
+    impl->cache.erase(key);
+    throw;
+  }
+}
+
+CudaProgram Jit::compileCuda(const std::string &moduleText,
+                             const std::string &function,
+                             const std::vector<TensorSpec> &inputs,
+                             const std::string &chip,
+                             const std::string &features) {
+  std::lock_guard<std::mutex> lock(impl->compileMutex);
+  SpecializedFunction specialized =
+      specialize(impl->context, moduleText, function, &inputs);
+  CudaProgram program =
+      compileToPtx(*specialized.module, function, chip, features);
+  program.signature = std::move(specialized.signature);
+  return program;
+}
+
+std::string Jit::cacheDir() const { return impl->disk.dir(); }
+
+JitStats Jit::stats() const {
+  std::lock_guard<std::mutex> lock(impl->cacheMutex);
+  return impl->stats;
+}

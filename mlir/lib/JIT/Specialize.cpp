@@ -1,0 +1,321 @@
+//===- Specialize.cpp - a JIT function for one input signature ------------===//
+//
+// Extracts the function, retypes its arguments, and works out its signature:
+// the result dtypes, where each dynamic result dim comes from (by lowering a
+// copy to linalg and folding `tensor.dim` of each result down to an argument
+// dim), and whether rows can be computed independently.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Specialize.h"
+
+#include "../Core/Diagnostics.h"
+
+#include "fxmlir/Conversion/FxmlirToLinalg.h"
+#include "fxmlir/Conversion/Passes.h"
+#include "fxmlir/Dialect/FxmlirDialect.h"
+
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace ::fxmlir;
+using namespace ::fxmlir::jit;
+using mlir::fxmlir::getJitOpKind;
+using mlir::fxmlir::JitOpKind;
+using mlir::fxmlir::NoneOp;
+
+Type jit::elementType(MLIRContext &context, DType dtype) {
+  Builder b(&context);
+  switch (dtype) {
+  case DType::Bool:
+    return b.getI1Type();
+  case DType::UInt8:
+    return IntegerType::get(&context, 8, IntegerType::Unsigned);
+  case DType::Int8:
+    return IntegerType::get(&context, 8, IntegerType::Signed);
+  case DType::Int16:
+    return IntegerType::get(&context, 16, IntegerType::Signed);
+  case DType::Int32:
+    return IntegerType::get(&context, 32, IntegerType::Signed);
+  case DType::Int64:
+    return IntegerType::get(&context, 64, IntegerType::Signed);
+  case DType::Float16:
+    return b.getF16Type();
+  case DType::BFloat16:
+    return b.getBF16Type();
+  case DType::Float32:
+    return b.getF32Type();
+  case DType::Float64:
+    return b.getF64Type();
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+static std::optional<DType> dtypeOf(Type type) {
+  for (DType dtype :
+       {DType::Bool, DType::UInt8, DType::Int8, DType::Int16, DType::Int32,
+        DType::Int64, DType::Float16, DType::BFloat16, DType::Float32,
+        DType::Float64})
+    if (elementType(*type.getContext(), dtype) == type)
+      return dtype;
+  return std::nullopt;
+}
+
+static std::string str(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+static std::vector<int64_t> dimsOf(RankedTensorType type) {
+  std::vector<int64_t> dims;
+  for (int64_t size : type.getShape())
+    dims.push_back(ShapedType::isDynamic(size) ? kDynamic : size);
+  return dims;
+}
+
+/// The function's inputs as written; only tensors of supported dtypes.
+static std::vector<TensorSpec> argumentSpecs(func::FuncOp func) {
+  std::vector<TensorSpec> specs;
+  for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    std::optional<DType> dtype =
+        tensor ? dtypeOf(tensor.getElementType()) : std::nullopt;
+    if (!dtype)
+      throw Error("argument " + std::to_string(index) + " of @" +
+                  func.getSymName().str() + " has type " + str(type) +
+                  ", not a tensor of a dtype the JIT supports");
+    specs.push_back({*dtype, dimsOf(tensor)});
+  }
+  return specs;
+}
+
+/// Retypes the arguments to `specs`, which must agree with them on dtype,
+/// rank and every dim static in both.
+static void retype(func::FuncOp func, const std::vector<TensorSpec> &specs) {
+  std::vector<TensorSpec> own = argumentSpecs(func);
+  std::string name = "@" + func.getSymName().str();
+  if (specs.size() != own.size())
+    throw Error(name + " takes " + std::to_string(own.size()) +
+                " inputs, got " + std::to_string(specs.size()));
+  Block &body = func.front();
+  for (auto [index, spec] : llvm::enumerate(specs)) {
+    std::string what = "input " + std::to_string(index) + " of " + name;
+    if (spec.dtype != own[index].dtype)
+      throw Error(what + " has dtype " + dtypeName(own[index].dtype) +
+                  ", got " + dtypeName(spec.dtype));
+    if (spec.dims.size() != own[index].dims.size())
+      throw Error(what + " has rank " + std::to_string(own[index].dims.size()) +
+                  ", got rank " + std::to_string(spec.dims.size()));
+    SmallVector<int64_t> shape;
+    for (auto [dim, size] : llvm::enumerate(spec.dims)) {
+      int64_t expected = own[index].dims[dim];
+      if (size < kDynamic ||
+          (size != kDynamic && expected != kDynamic && size != expected))
+        throw Error(what + " has size " + std::to_string(expected) +
+                    " in dim " + std::to_string(dim) + ", got " +
+                    std::to_string(size));
+      shape.push_back(size == kDynamic ? ShapedType::kDynamic : size);
+    }
+    BlockArgument arg = body.getArgument(index);
+    auto type = cast<RankedTensorType>(arg.getType());
+    arg.setType(RankedTensorType::get(shape, type.getElementType(),
+                                      type.getEncoding()));
+  }
+  func.setType(FunctionType::get(func.getContext(), body.getArgumentTypes(),
+                                 func.getResultTypes()));
+}
+
+namespace {
+struct RowAnalysis {
+  bool splittable = true;
+  std::vector<bool> rowInputs;
+};
+} // namespace
+
+static int64_t rankOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getRank();
+}
+
+/// Rows split when everything that depends on the row inputs keeps their
+/// rank, no reduction spans dim 0 of such a value, and every result depends
+/// on the rows (else each slice would recompute it whole).
+static RowAnalysis analyzeRows(func::FuncOp func) {
+  Block &body = func.front();
+  int64_t rank = 0;
+  for (BlockArgument arg : body.getArguments())
+    rank = std::max(rank, rankOf(arg));
+  RowAnalysis analysis;
+  analysis.splittable = rank >= 1;
+  llvm::DenseSet<Value> rowDependent;
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    bool row = rank >= 1 && type.getRank() == rank && type.getDimSize(0) != 1;
+    analysis.rowInputs.push_back(row);
+    if (row)
+      rowDependent.insert(arg);
+  }
+  for (Operation &op : body.without_terminator()) {
+    if (llvm::none_of(op.getOperands(), [&](Value operand) {
+          return rowDependent.contains(operand);
+        }))
+      continue;
+    if (getJitOpKind(&op) == JitOpKind::ReductionOverDim0)
+      analysis.splittable = false;
+    for (Value result : op.getResults()) {
+      if (rankOf(result) != rank)
+        analysis.splittable = false;
+      rowDependent.insert(result);
+    }
+  }
+  for (Value returned : body.getTerminator()->getOperands())
+    if (!rowDependent.contains(returned))
+      analysis.splittable = false;
+  return analysis;
+}
+
+/// The result dtypes and dims of `func`, each dynamic dim traced back to an
+/// argument dim on a copy lowered to linalg.
+static std::vector<ResultSpec> inferResults(ModuleOp module,
+                                            func::FuncOp func) {
+  MLIRContext *ctx = module.getContext();
+  DiagnosticCollector diagnostics(ctx);
+  std::string name = "@" + func.getSymName().str();
+  std::vector<ResultSpec> results;
+  for (auto [index, type] : llvm::enumerate(func.getResultTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    std::optional<DType> dtype =
+        tensor ? dtypeOf(tensor.getElementType()) : std::nullopt;
+    if (!dtype)
+      throw Error("result " + std::to_string(index) + " of " + name +
+                  " has type " + str(type) +
+                  ", not a tensor of a dtype the JIT supports");
+    results.push_back({*dtype, {}});
+  }
+
+  OwningOpRef<ModuleOp> copy = module.clone();
+  PassManager lower(ctx);
+  lower.addPass(mlir::fxmlir::createConvertFxmlirToLinalg());
+  lower.addPass(createCanonicalizerPass());
+  if (failed(lower.run(*copy)))
+    diagnostics.fail("cannot lower " + name + " to linalg");
+  auto lowered = copy->lookupSymbol<func::FuncOp>(func.getSymName());
+  Operation *ret = lowered.front().getTerminator();
+  OpBuilder b(ret);
+  SmallVector<std::pair<size_t, int64_t>> dynamicDims;
+  SmallVector<Value> sizes;
+  for (auto [index, value] : llvm::enumerate(ret->getOperands())) {
+    auto type = cast<RankedTensorType>(value.getType());
+    for (int64_t dim = 0; dim < type.getRank(); ++dim) {
+      int64_t size = type.getDimSize(dim);
+      results[index].dims.push_back({size, -1, -1});
+      if (ShapedType::isDynamic(size)) {
+        dynamicDims.push_back({index, dim});
+        sizes.push_back(tensor::DimOp::create(b, ret->getLoc(), value, dim));
+      }
+    }
+  }
+  if (sizes.empty())
+    return results;
+  // Returning the sizes keeps them alive while they fold.
+  ret->insertOperands(ret->getNumOperands(), sizes);
+  lowered.setType(FunctionType::get(ctx, lowered.getArgumentTypes(),
+                                    ret->getOperandTypes()));
+  PassManager resolve(ctx);
+  resolve.addPass(memref::createResolveShapedTypeResultDimsPass());
+  resolve.addPass(createCanonicalizerPass());
+  resolve.addPass(createCSEPass());
+  if (failed(resolve.run(*copy)))
+    diagnostics.fail("cannot infer the result shapes of " + name);
+  ret = lowered.front().getTerminator();
+  ValueRange folded = ret->getOperands().take_back(sizes.size());
+  for (auto [where, size] : llvm::zip(dynamicDims, folded)) {
+    DimSource &source = results[where.first].dims[where.second];
+    if (std::optional<int64_t> constant = getConstantIntValue(size)) {
+      source.size = *constant;
+      continue;
+    }
+    auto dimOp = size.getDefiningOp<tensor::DimOp>();
+    auto arg = dimOp ? dyn_cast<BlockArgument>(dimOp.getSource()) : nullptr;
+    std::optional<int64_t> argDim =
+        dimOp ? dimOp.getConstantIndex() : std::nullopt;
+    if (!arg || !argDim)
+      throw Error("cannot infer dim " + std::to_string(where.second) +
+                  " of result " + std::to_string(where.first) + " of " +
+                  name + " from its inputs");
+    source.size = kDynamic;
+    source.input = arg.getArgNumber();
+    source.dim = *argDim;
+  }
+  return results;
+}
+
+/// Rows split when the analysis allows it, dim 0 of every row input is
+/// dynamic and every result's dim 0 is a row input's.
+static bool rowsSplit(const RowAnalysis &rows, const Signature &signature) {
+  if (!rows.splittable)
+    return false;
+  for (auto [index, input] : llvm::enumerate(signature.inputs))
+    if (rows.rowInputs[index] && input.dims[0] != kDynamic)
+      return false;
+  for (const ResultSpec &result : signature.results) {
+    const DimSource &dim0 = result.dims.front();
+    if (dim0.input < 0 || dim0.dim != 0 || !rows.rowInputs[dim0.input])
+      return false;
+  }
+  return true;
+}
+
+SpecializedFunction jit::specialize(MLIRContext &context, StringRef text,
+                                    StringRef function,
+                                    const std::vector<TensorSpec> *inputs) {
+  OwningOpRef<ModuleOp> parsed;
+  {
+    DiagnosticCollector diagnostics(&context);
+    parsed = parseSourceString<ModuleOp>(text, ParserConfig(&context),
+                                         "<jit module>");
+    if (!parsed)
+      diagnostics.fail("cannot parse the JIT module");
+  }
+  auto original = parsed->lookupSymbol<func::FuncOp>(function);
+  if (!original || original.isExternal())
+    throw Error("the JIT module has no function @" + function.str());
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(original.getLoc());
+  OpBuilder b(module->getBody(), module->getBody()->begin());
+  // Private, so that bufferization may drop the results it writes into
+  // output arguments.
+  auto func = cast<func::FuncOp>(b.clone(*original));
+  func.setPrivate();
+  if (!func.getBody().hasOneBlock())
+    throw Error("@" + function.str() + " has more than one block");
+  for (Operation &op : func.front().without_terminator())
+    if (!isa<NoneOp>(op) && !getJitOpKind(&op))
+      throw Error("@" + function.str() + " holds an op the JIT cannot lower: " +
+                  op.getName().getStringRef().str());
+
+  std::vector<TensorSpec> specs = argumentSpecs(func);
+  RowAnalysis rows = analyzeRows(func);
+  if (inputs) {
+    specs = *inputs;
+  } else if (rows.splittable) {
+    for (auto [index, spec] : llvm::enumerate(specs))
+      if (rows.rowInputs[index])
+        spec.dims[0] = kDynamic;
+  }
+  retype(func, specs);
+
+  Signature signature;
+  signature.inputs = specs;
+  signature.results = inferResults(*module, func);
+  signature.rowInputs = rows.rowInputs;
+  signature.rowsSplittable = rowsSplit(rows, signature);
+  return {std::move(module), std::move(signature)};
+}

@@ -1,0 +1,208 @@
+// Every op the JIT supports, through every stage of the pipelines: no
+// fxmlir op survives linalg, the CPU pipeline ends in the LLVM dialect, the
+//
+// RUN: fxmlir-opt %s --fxmlir-jit-to-linalg | FileCheck %s --check-prefix=LINALG --implicit-check-not=fxmlir.
+// RUN: fxmlir-opt %s --fxmlir-jit-cpu | FileCheck %s --check-prefix=CPU \
+// RUN:   --implicit-check-not=linalg. --implicit-check-not=tensor. --implicit-check-not=memref. \
+// RUN:   --implicit-check-not=math. --implicit-check-not=arith. --implicit-check-not=scf. \
+// RUN:   --implicit-check-not=cf. --implicit-check-not=func.func --implicit-check-not=bufferization.
+// RUN: fxmlir-opt %s --fxmlir-jit-cuda | FileCheck %s --check-prefix=CUDA \
+// RUN:   --implicit-check-not=__nv_ --implicit-check-not=math. --implicit-check-not=linalg.
+// RUN: fxmlir-opt %s --fxmlir-jit-cuda-ptx='chip=sm_90 features=+ptx80' | FileCheck %s --check-prefix=PTX \
+// RUN:   --implicit-check-not=.extern --implicit-check-not=gpu.module
+
+// LINALG-LABEL: func.func private @arith(
+// LINALG: linalg.generic
+// LINALG-LABEL: func.func private @unary(
+// LINALG: linalg.generic
+// LINALG-LABEL: func.func private @activations(
+// LINALG: linalg.generic
+// LINALG-LABEL: func.func private @select(
+// LINALG: linalg.generic
+// LINALG-LABEL: func.func private @reductions(
+// LINALG: linalg.generic
+// LINALG-LABEL: func.func private @softmax(
+// LINALG: linalg.generic
+// LINALG-LABEL: func.func private @layer_norm(
+// LINALG: linalg.generic
+// LINALG-LABEL: func.func private @more(
+// LINALG: linalg.generic
+
+// CPU-LABEL: llvm.func @arith(
+// CPU: llvm.return
+// CPU-LABEL: llvm.func @unary(
+// CPU: llvm.return
+// CPU-LABEL: llvm.func @activations(
+// CPU: llvm.return
+// CPU-LABEL: llvm.func @select(
+// CPU: llvm.return
+// CPU-LABEL: llvm.func @reductions(
+// CPU: llvm.return
+// CPU-LABEL: llvm.func @softmax(
+// CPU: llvm.return
+// CPU-LABEL: llvm.func @layer_norm(
+// CPU: llvm.return
+// CPU-LABEL: llvm.func @more(
+// CPU: llvm.return
+// CPU-NOT: llvm.func @
+
+
+// CUDA-LABEL: func.func private @arith(
+// CUDA: gpu.launch_func @arith_kernel::@arith_kernel blocks in
+// CUDA: gpu.module @arith_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// CUDA-NEXT: llvm.func @arith_kernel({{.*}}) attributes {gpu.kernel
+// CUDA: nvvm.read.ptx.sreg.ctaid.x
+// CUDA-LABEL: func.func private @unary(
+// CUDA: gpu.launch_func @unary_kernel::@unary_kernel blocks in
+// CUDA: gpu.module @unary_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// CUDA-NEXT: llvm.func @unary_kernel({{.*}}) attributes {gpu.kernel
+// CUDA: nvvm.read.ptx.sreg.ctaid.x
+// CUDA-LABEL: func.func private @activations(
+// CUDA: gpu.launch_func @activations_kernel::@activations_kernel blocks in
+// CUDA: gpu.module @activations_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// CUDA-NEXT: llvm.func @activations_kernel({{.*}}) attributes {gpu.kernel
+// CUDA: nvvm.read.ptx.sreg.ctaid.x
+// CUDA-LABEL: func.func private @select(
+// CUDA: gpu.launch_func @select_kernel::@select_kernel blocks in
+// CUDA: gpu.module @select_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// CUDA-NEXT: llvm.func @select_kernel({{.*}}) attributes {gpu.kernel
+// CUDA: nvvm.read.ptx.sreg.ctaid.x
+// CUDA-LABEL: func.func private @reductions(
+// CUDA: gpu.launch_func @reductions_kernel::@reductions_kernel blocks in
+// CUDA: gpu.module @reductions_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// CUDA-NEXT: llvm.func @reductions_kernel({{.*}}) attributes {gpu.kernel
+// CUDA: nvvm.read.ptx.sreg.ctaid.x
+// CUDA-LABEL: func.func private @softmax(
+// CUDA: gpu.launch_func @softmax_kernel::@softmax_kernel blocks in
+// CUDA: gpu.module @softmax_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// CUDA-NEXT: llvm.func @softmax_kernel({{.*}}) attributes {gpu.kernel
+// CUDA: nvvm.read.ptx.sreg.ctaid.x
+// CUDA-LABEL: func.func private @layer_norm(
+// CUDA: gpu.launch_func @layer_norm_kernel::@layer_norm_kernel blocks in
+// CUDA: gpu.module @layer_norm_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// CUDA-NEXT: llvm.func @layer_norm_kernel({{.*}}) attributes {gpu.kernel
+// CUDA: nvvm.read.ptx.sreg.ctaid.x
+// CUDA-LABEL: func.func private @more(
+// CUDA: gpu.launch_func @more_kernel::@more_kernel blocks in
+// CUDA: gpu.module @more_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// CUDA-NEXT: llvm.func @more_kernel({{.*}}) attributes {gpu.kernel
+// CUDA: nvvm.read.ptx.sreg.ctaid.x
+
+// PTX: gpu.binary @arith_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry arith_kernel(
+// PTX-COUNT-7: gpu.binary @{{[a-z_]+}}_kernel_
+
+!f = tensor<4x?xf32, #fxmlir.device<"cpu">>
+!h = tensor<4x?xbf16, #fxmlir.device<"cpu">>
+!b = tensor<4x?xi1, #fxmlir.device<"cpu">>
+!i = tensor<4x?xsi64, #fxmlir.device<"cpu">>
+!r = tensor<4x1xf32, #fxmlir.device<"cpu">>
+!v = tensor<?xf32, #fxmlir.device<"cpu">>
+
+func.func private @arith(%x: !f, %y: !f, %i: !i) -> (!f, !f, !f, !f, !f, !i, !f) {
+  %0 = fxmlir.aten.add.Tensor %x, %y {alpha = 2 : i64} : (!f, !f) -> !f
+  %1 = fxmlir.aten.sub.Scalar %0 {other = 1.5 : f64, alpha = 1 : i64} : (!f) -> !f
+  %2 = fxmlir.aten.mul.Scalar %1 {other = 3 : i64} : (!f) -> !f
+  %3 = fxmlir.aten.div.Tensor %2, %y : (!f, !f) -> !f
+  %4 = "fxmlir.call"(%3) {target = "aten::mul.Tensor", args = [#fxmlir.operand<0>, 0.5 : f64], kwargs = {}} : (!f) -> !f
+  %5 = "fxmlir.call"(%4) {target = "aten::rsub.Scalar", args = [#fxmlir.operand<0>, 1.0 : f64], kwargs = {}} : (!f) -> !f
+  %6 = fxmlir.aten.add.Tensor %i, %i {alpha = 1 : i64} : (!i, !i) -> !i
+  %7 = fxmlir.aten.mul.Tensor %x, %i : (!f, !i) -> !f
+  %8 = fxmlir.aten.div.Scalar %7 {other = 4 : i64} : (!f) -> !f
+  %9 = fxmlir.aten.sub.Tensor %8, %5 {alpha = 1 : i64} : (!f, !f) -> !f
+  %10 = fxmlir.aten.neg %9 : (!f) -> !f
+  %11 = fxmlir.aten.abs %10 : (!f) -> !f
+  return %0, %3, %5, %8, %9, %6, %11 : !f, !f, !f, !f, !f, !i, !f
+}
+
+func.func private @unary(%x: !f) -> (!f, !f, !f, !f, !f, !f, !f, !f, !f, !f, !f) {
+  %0 = fxmlir.aten.exp %x : (!f) -> !f
+  %1 = fxmlir.aten.log %0 : (!f) -> !f
+  %2 = fxmlir.aten.sqrt %0 : (!f) -> !f
+  %3 = fxmlir.aten.rsqrt %0 : (!f) -> !f
+  %4 = fxmlir.aten.reciprocal %0 : (!f) -> !f
+  %5 = fxmlir.aten.tanh %x : (!f) -> !f
+  %6 = fxmlir.aten.sigmoid %x : (!f) -> !f
+  %7 = fxmlir.aten.erf %x : (!f) -> !f
+  %8 = fxmlir.aten.relu %x : (!f) -> !f
+  %9 = fxmlir.aten.pow.Tensor_Scalar %x {exponent = 3.0 : f64} : (!f) -> !f
+  %10 = fxmlir.aten.pow.Tensor_Tensor %0, %x : (!f, !f) -> !f
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10 : !f, !f, !f, !f, !f, !f, !f, !f, !f, !f, !f
+}
+
+func.func private @activations(%x: !f, %g: !f) -> (!f, !f, !f, !f, !f, !f, !f, !f, !f) {
+  %0 = fxmlir.aten.gelu %x {approximate = "none"} : (!f) -> !f
+  %1 = fxmlir.aten.gelu %x {approximate = "tanh"} : (!f) -> !f
+  %2 = fxmlir.aten.gelu_backward %g, %x {approximate = "none"} : (!f, !f) -> !f
+  %3 = fxmlir.aten.gelu_backward %g, %x {approximate = "tanh"} : (!f, !f) -> !f
+  %4 = fxmlir.aten.tanh_backward %g, %x : (!f, !f) -> !f
+  %5 = fxmlir.aten.sigmoid_backward %g, %x : (!f, !f) -> !f
+  %6 = fxmlir.aten.threshold_backward %g, %x {threshold = 0 : i64} : (!f, !f) -> !f
+  %7 = fxmlir.aten.silu %x : (!f) -> !f
+  %8 = fxmlir.aten.silu_backward %g, %x : (!f, !f) -> !f
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : !f, !f, !f, !f, !f, !f, !f, !f, !f
+}
+
+func.func private @select(%x: !f, %y: !f, %h: !h, %i: !i) -> (!b, !b, !f, !f, !h, !f, !i, !h) {
+  %0 = fxmlir.aten.gt.Tensor %x, %y : (!f, !f) -> !b
+  %1 = fxmlir.aten.le.Scalar %i {other = 2.5 : f64} : (!i) -> !b
+  %2 = fxmlir.aten.where.self %0, %x, %y : (!b, !f, !f) -> !f
+  %3 = fxmlir.aten.masked_fill.Scalar %x, %1 {value = -1.0e+09 : f64} : (!f, !b) -> !f
+  %4 = fxmlir.aten._to_copy %x {dtype = bf16, non_blocking = false} : (!f) -> !h
+  %5 = fxmlir.aten._to_copy %h {dtype = f32, non_blocking = false} : (!h) -> !f
+  %6 = fxmlir.aten._to_copy %x {dtype = si64, non_blocking = false} : (!f) -> !i
+  %7 = fxmlir.aten.mul.Tensor %h, %h : (!h, !h) -> !h
+  %8 = fxmlir.aten.eq.Scalar %h {other = 0 : i64} : (!h) -> !b
+  %9 = fxmlir.aten.ne.Tensor %i, %i : (!i, !i) -> !b
+  %10 = fxmlir.aten.lt.Scalar %x {other = 0.0 : f64} : (!f) -> !b
+  %11 = fxmlir.aten.ge.Tensor %x, %y : (!f, !f) -> !b
+  return %0, %1, %2, %3, %4, %5, %6, %7 : !b, !b, !f, !f, !h, !f, !i, !h
+}
+
+func.func private @reductions(%x: !f, %h: !h) -> (!r, !v, tensor<4xf32, #fxmlir.device<"cpu">>, !r, !r, !r, tensor<4x1xbf16, #fxmlir.device<"cpu">>) {
+  %0 = fxmlir.aten.sum.dim_IntList %x {dim = array<i64: -1>, keepdim = true} : (!f) -> !r
+  %1 = fxmlir.aten.sum.dim_IntList %x {dim = array<i64: 0>, keepdim = false} : (!f) -> !v
+  %2 = fxmlir.aten.mean.dim %x {dim = array<i64: 1>, keepdim = false} : (!f) -> tensor<4xf32, #fxmlir.device<"cpu">>
+  %3 = fxmlir.aten.amax %x {dim = array<i64: -1>, keepdim = true} : (!f) -> !r
+  %4:2 = fxmlir.aten.var_mean.correction %x {dim = array<i64: -1>, correction = 1 : i64, keepdim = true} : (!f) -> (!r, !r)
+  %5 = fxmlir.aten.amax %h {dim = array<i64: -1>, keepdim = true} : (!h) -> tensor<4x1xbf16, #fxmlir.device<"cpu">>
+  return %0, %1, %2, %3, %4#0, %4#1, %5 : !r, !v, tensor<4xf32, #fxmlir.device<"cpu">>, !r, !r, !r, tensor<4x1xbf16, #fxmlir.device<"cpu">>
+}
+
+func.func private @softmax(%x: !f, %g: !f, %h: !h) -> (!f, !f, !f, !f, !h, !f) {
+  %0 = fxmlir.aten._softmax %x {dim = -1 : i64, half_to_float = false} : (!f) -> !f
+  %1 = fxmlir.aten._log_softmax %x {dim = 1 : i64, half_to_float = false} : (!f) -> !f
+  %2 = fxmlir.aten._softmax_backward_data %g, %0 {dim = -1 : i64, input_dtype = f32} : (!f, !f) -> !f
+  %3 = fxmlir.aten._log_softmax_backward_data %g, %1 {dim = -1 : i64, input_dtype = f32} : (!f, !f) -> !f
+  %4 = fxmlir.aten._softmax %h {dim = -1 : i64, half_to_float = false} : (!h) -> !h
+  %5 = fxmlir.aten._softmax %h {dim = -1 : i64, half_to_float = true} : (!h) -> !f
+  return %0, %1, %2, %3, %4, %5 : !f, !f, !f, !f, !h, !f
+}
+
+func.func private @layer_norm(%x: tensor<4x16xf32, #fxmlir.device<"cpu">>, %w: tensor<16xf32, #fxmlir.device<"cpu">>, %b: tensor<16xf32, #fxmlir.device<"cpu">>, %g: tensor<4x16xf32, #fxmlir.device<"cpu">>) -> (tensor<4x16xf32, #fxmlir.device<"cpu">>, tensor<4x1xf32, #fxmlir.device<"cpu">>, tensor<4x1xf32, #fxmlir.device<"cpu">>, tensor<4x16xf32, #fxmlir.device<"cpu">>, tensor<16xf32, #fxmlir.device<"cpu">>, tensor<16xf32, #fxmlir.device<"cpu">>, tensor<4x16xf32, #fxmlir.device<"cpu">>) {
+  %0:3 = fxmlir.aten.native_layer_norm %x, %w, %b {normalized_shape = array<i64: 16>, eps = 1.0e-05 : f64} : (tensor<4x16xf32, #fxmlir.device<"cpu">>, tensor<16xf32, #fxmlir.device<"cpu">>, tensor<16xf32, #fxmlir.device<"cpu">>) -> (tensor<4x16xf32, #fxmlir.device<"cpu">>, tensor<4x1xf32, #fxmlir.device<"cpu">>, tensor<4x1xf32, #fxmlir.device<"cpu">>)
+  %1:3 = fxmlir.aten.native_layer_norm_backward %g, %x, %0#1, %0#2, %w, %b {normalized_shape = array<i64: 16>, output_mask = array<i1: true, true, true>} : (tensor<4x16xf32, #fxmlir.device<"cpu">>, tensor<4x16xf32, #fxmlir.device<"cpu">>, tensor<4x1xf32, #fxmlir.device<"cpu">>, tensor<4x1xf32, #fxmlir.device<"cpu">>, tensor<16xf32, #fxmlir.device<"cpu">>, tensor<16xf32, #fxmlir.device<"cpu">>) -> (tensor<4x16xf32, #fxmlir.device<"cpu">>, tensor<16xf32, #fxmlir.device<"cpu">>, tensor<16xf32, #fxmlir.device<"cpu">>)
+  %none = fxmlir.none
+  %2:3 = fxmlir.aten.native_layer_norm %x, %none, %none {normalized_shape = array<i64: 16>, eps = 1.0e-05 : f64} : (tensor<4x16xf32, #fxmlir.device<"cpu">>, none, none) -> (tensor<4x16xf32, #fxmlir.device<"cpu">>, tensor<4x1xf32, #fxmlir.device<"cpu">>, tensor<4x1xf32, #fxmlir.device<"cpu">>)
+  return %0#0, %0#1, %0#2, %1#0, %1#1, %1#2, %2#0 : tensor<4x16xf32, #fxmlir.device<"cpu">>, tensor<4x1xf32, #fxmlir.device<"cpu">>, tensor<4x1xf32, #fxmlir.device<"cpu">>, tensor<4x16xf32, #fxmlir.device<"cpu">>, tensor<16xf32, #fxmlir.device<"cpu">>, tensor<16xf32, #fxmlir.device<"cpu">>, tensor<4x16xf32, #fxmlir.device<"cpu">>
+}
+
+func.func private @more(%x: !f, %m: !b, %s: tensor<f32, #fxmlir.device<"cpu">>) -> (!f, !f, !b, !f, !f) {
+  %0 = fxmlir.aten.detach %x : (!f) -> !f
+  %1 = fxmlir.aten.alias %0 : (!f) -> !f
+  %2 = fxmlir.aten.add.Scalar %1 {other = 1.0 : f64, alpha = 1 : i64} : (!f) -> !f
+  %3 = fxmlir.aten.masked_fill.Tensor %2, %m, %s : (!f, !b, tensor<f32, #fxmlir.device<"cpu">>) -> !f
+  %4 = "fxmlir.call"(%3) {target = "aten::add.Tensor", args = [#fxmlir.operand<0>, 2 : i64], kwargs = {alpha = 3 : i64}} : (!f) -> !f
+  %5 = "fxmlir.call"(%4) {target = "aten::sub.Tensor", args = [1.0 : f64, #fxmlir.operand<0>], kwargs = {}} : (!f) -> !f
+  %6 = "fxmlir.call"(%5) {target = "aten::div.Tensor", args = [#fxmlir.operand<0>, 3.0 : f64], kwargs = {}} : (!f) -> !f
+  %9 = fxmlir.aten.eq.Tensor %6, %x : (!f, !f) -> !b
+  %10 = fxmlir.aten.gt.Scalar %6 {other = 0.5 : f64} : (!f) -> !b
+  %11 = fxmlir.aten.where.self %10, %6, %x : (!b, !f, !f) -> !f
+  %12 = fxmlir.aten.scalar_tensor {s = 0 : i64, dtype = f32} : () -> tensor<f32, #fxmlir.device<"cpu">>
+  %13 = fxmlir.aten.where.self %9, %12, %11 : (!b, tensor<f32, #fxmlir.device<"cpu">>, !f) -> !f
+  %14 = fxmlir.aten.unsqueeze %13 {dim = 1 : i64} : (!f) -> tensor<4x1x?xf32, #fxmlir.device<"cpu">>
+  %15 = fxmlir.aten.squeeze.dim %14 {dim = 1 : i64} : (tensor<4x1x?xf32, #fxmlir.device<"cpu">>) -> !f
+  %16 = fxmlir.aten.view %15 {size = array<i64: 4, 1, -1>} : (!f) -> tensor<4x1x?xf32, #fxmlir.device<"cpu">>
+  %17 = fxmlir.aten._unsafe_view %16 {size = array<i64: 4, -1>} : (tensor<4x1x?xf32, #fxmlir.device<"cpu">>) -> !f
+  %18 = fxmlir.aten.squeeze.dims %14 {dim = array<i64: 1>} : (tensor<4x1x?xf32, #fxmlir.device<"cpu">>) -> !f
+  return %1, %6, %9, %17, %18 : !f, !f, !b, !f, !f
+}

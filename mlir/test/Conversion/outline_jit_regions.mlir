@@ -1,0 +1,195 @@
+// RUN: fxmlir-opt %s --fxmlir-outline-jit-regions --split-input-file | FileCheck %s
+
+!t = tensor<8x64xf32, #fxmlir.device<"cpu">>
+
+// A chain becomes one function named after its ops and one mlir_jit op.
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: (%[[A:.*]]: tensor<8x64xf32, #fxmlir.device<"cpu">>, %[[B:.*]]: tensor<{{.*}}>, %[[C:.*]]: tensor<{{.*}}>)
+// CHECK-NEXT: %[[R:.*]] = fxmlir.mlir_jit @jit_add_tanh_mul(%[[A]], %[[B]], %[[C]])
+// CHECK-NEXT: return %[[R]]
+// CHECK: func.func private @jit_add_tanh_mul
+// CHECK-NEXT: fxmlir.aten.add.Tensor
+// CHECK-NEXT: fxmlir.aten.tanh
+// CHECK-NEXT: fxmlir.aten.mul.Tensor
+// CHECK-NEXT: return
+func.func @chain(%a: !t, %b: !t, %c: !t) -> !t {
+  %0 = fxmlir.aten.add.Tensor %a, %b {alpha = 1 : i64} : (!t, !t) -> !t
+  %1 = fxmlir.aten.tanh %0 : (!t) -> !t
+  %2 = fxmlir.aten.mul.Tensor %1, %c : (!t, !t) -> !t
+  return %2 : !t
+}
+
+// -----
+
+!t = tensor<8x64xf32, #fxmlir.device<"cpu">>
+
+// A value also used outside the region (returned, saved for backward) is a
+// second result.
+// CHECK-LABEL: func.func @extra_output
+// CHECK: %[[R:.*]]:2 = fxmlir.mlir_jit @jit_sigmoid_mul
+// CHECK-NEXT: return %[[R]]#1, %[[R]]#0
+// CHECK: func.func private @jit_sigmoid_mul({{.*}}) -> (tensor<8x64xf32, #fxmlir.device<"cpu">>, tensor<8x64xf32, #fxmlir.device<"cpu">>)
+func.func @extra_output(%x: !t) -> (!t, !t) {
+  %0 = fxmlir.aten.sigmoid %x : (!t) -> !t
+  %1 = fxmlir.aten.mul.Tensor %0, %x : (!t, !t) -> !t
+  return %1, %0 : !t, !t
+}
+
+// -----
+
+!t = tensor<8x8xf32, #fxmlir.device<"cpu">>
+
+// A GEMM in the middle splits the chain; the lone add left before it is not
+// worth a region.
+// CHECK-LABEL: func.func @unsupported_in_the_middle
+// CHECK: fxmlir.aten.add.Tensor
+// CHECK-NEXT: fxmlir.aten.mm
+// CHECK-NEXT: fxmlir.mlir_jit @jit_tanh_mul
+// CHECK-NOT: func.func private @jit_add
+func.func @unsupported_in_the_middle(%a: !t, %b: !t) -> !t {
+  %0 = fxmlir.aten.add.Tensor %a, %b {alpha = 1 : i64} : (!t, !t) -> !t
+  %1 = fxmlir.aten.mm %0, %b : (!t, !t) -> !t
+  %2 = fxmlir.aten.tanh %1 : (!t) -> !t
+  %3 = fxmlir.aten.mul.Tensor %2, %a : (!t, !t) -> !t
+  return %3 : !t
+}
+
+// -----
+
+!t = tensor<8x8xf32, #fxmlir.device<"cpu">>
+
+// %1 feeds an op outside (mm) whose result comes back into the chain: one
+// region would need mm both before and after it, so the chain splits there.
+// CHECK-LABEL: func.func @no_cycle_through_outside
+// CHECK: %[[FIRST:.*]] = fxmlir.mlir_jit @jit_add_tanh(
+// CHECK-NEXT: %[[MM:.*]] = fxmlir.aten.mm %[[FIRST]]
+// CHECK-NEXT: fxmlir.mlir_jit @jit_mul_exp(%[[FIRST]], %[[MM]])
+// CHECK: func.func private @jit_add_tanh
+// CHECK: func.func private @jit_mul_exp
+func.func @no_cycle_through_outside(%a: !t, %b: !t) -> !t {
+  %0 = fxmlir.aten.add.Tensor %a, %b {alpha = 1 : i64} : (!t, !t) -> !t
+  %1 = fxmlir.aten.tanh %0 : (!t) -> !t
+  %2 = fxmlir.aten.mm %1, %b : (!t, !t) -> !t
+  %3 = fxmlir.aten.mul.Tensor %1, %2 : (!t, !t) -> !t
+  %4 = fxmlir.aten.exp %3 : (!t) -> !t
+  return %4 : !t
+}
+
+// -----
+
+// Complex and float8 tensors have no lowering: nothing is outlined.
+// CHECK-LABEL: func.func @unsupported_dtype
+// CHECK-NOT: fxmlir.mlir_jit
+// CHECK: fxmlir.aten.add.Tensor
+// CHECK-NEXT: fxmlir.aten.mul.Tensor
+// CHECK-NEXT: fxmlir.aten.add.Tensor
+// CHECK-NEXT: fxmlir.aten.mul.Tensor
+func.func @unsupported_dtype(%a: tensor<4xcomplex<f32>, #fxmlir.device<"cpu">>,
+                             %b: tensor<4xf8E4M3FN, #fxmlir.device<"cpu">>)
+    -> (tensor<4xcomplex<f32>, #fxmlir.device<"cpu">>, tensor<4xf8E4M3FN, #fxmlir.device<"cpu">>) {
+  %0 = fxmlir.aten.add.Tensor %a, %a {alpha = 1 : i64} : (tensor<4xcomplex<f32>, #fxmlir.device<"cpu">>, tensor<4xcomplex<f32>, #fxmlir.device<"cpu">>) -> tensor<4xcomplex<f32>, #fxmlir.device<"cpu">>
+  %1 = fxmlir.aten.mul.Tensor %0, %a : (tensor<4xcomplex<f32>, #fxmlir.device<"cpu">>, tensor<4xcomplex<f32>, #fxmlir.device<"cpu">>) -> tensor<4xcomplex<f32>, #fxmlir.device<"cpu">>
+  %2 = fxmlir.aten.add.Tensor %b, %b {alpha = 1 : i64} : (tensor<4xf8E4M3FN, #fxmlir.device<"cpu">>, tensor<4xf8E4M3FN, #fxmlir.device<"cpu">>) -> tensor<4xf8E4M3FN, #fxmlir.device<"cpu">>
+  %3 = fxmlir.aten.mul.Tensor %2, %b : (tensor<4xf8E4M3FN, #fxmlir.device<"cpu">>, tensor<4xf8E4M3FN, #fxmlir.device<"cpu">>) -> tensor<4xf8E4M3FN, #fxmlir.device<"cpu">>
+  return %1, %3 : tensor<4xcomplex<f32>, #fxmlir.device<"cpu">>, tensor<4xf8E4M3FN, #fxmlir.device<"cpu">>
+}
+
+// -----
+
+!x = tensor<8x64xbf16, #fxmlir.device<"cuda:0">>
+!b = tensor<64xbf16, #fxmlir.device<"cuda:0">>
+!m = tensor<8x64xi1, #fxmlir.device<"cuda:0">>
+
+// The hand-written fusions stay; what follows them is a region of its own.
+// CHECK-LABEL: func.func @hand_written_fusions
+// CHECK: %[[MASK:.*]] = fxmlir.random_mask_like
+// CHECK: %[[DROP:.*]] = fxmlir.fused_bias_add_mask_scale
+// CHECK: %[[GELU:.*]] = fxmlir.fused_bias_add_gelu
+// CHECK: %[[BIAS:.*]] = fxmlir.bias_add
+// CHECK: fxmlir.mlir_jit @jit_mul_add_tanh(%[[GELU]], %[[DROP]], %[[BIAS]])
+// CHECK: func.func private @jit_mul_add_tanh
+// CHECK-NOT: fxmlir.fused
+// CHECK-NOT: fxmlir.bias_add
+// CHECK: return
+func.func @hand_written_fusions(%x: !x, %b: !b) -> !x {
+  %mask = fxmlir.random_mask_like %x {p = 1.000000e-01 : f64} : (!x) -> !m
+  %0 = fxmlir.fused_bias_add_mask_scale %x, %b, %mask {axis = 1 : i64, scale = 1.1 : f64} : (!x, !b, !m) -> !x
+  %1 = fxmlir.fused_bias_add_gelu %x, %b {approximate = "tanh", axis = 1 : i64} : (!x, !b) -> !x
+  %2 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %3 = fxmlir.aten.mul.Tensor %1, %0 : (!x, !x) -> !x
+  %4 = fxmlir.aten.add.Tensor %3, %2 {alpha = 1 : i64} : (!x, !x) -> !x
+  %5 = fxmlir.aten.tanh %4 : (!x) -> !x
+  return %5 : !x
+}
+
+// -----
+
+!t = tensor<8x64xf32, #fxmlir.device<"cpu">>
+
+// One cheap op alone is not worth a call, and detach computes nothing.
+// CHECK-LABEL: func.func @too_small
+// CHECK-NOT: fxmlir.mlir_jit
+func.func @too_small(%x: !t) -> (!t, !t) {
+  %0 = fxmlir.aten.tanh %x : (!t) -> !t
+  %1 = fxmlir.aten.detach %0 : (!t) -> !t
+  return %0, %1 : !t, !t
+}
+
+// -----
+
+!t = tensor<?x64xf32, #fxmlir.device<"cpu">>
+!w = tensor<64xf32, #fxmlir.device<"cpu">>
+!s = tensor<?x1xf32, #fxmlir.device<"cpu">>
+
+// Two chains meeting in one op merge; softmax and a weightless layer norm
+// join too, their None operand cloned in.
+// CHECK-LABEL: func.func @merge_and_compose
+// CHECK-NEXT: %[[R:.*]]:3 = fxmlir.mlir_jit @jit_add_mul_sub_native_layer_norm_softmax(
+// CHECK: func.func private @jit_add_mul_sub_native_layer_norm_softmax
+// CHECK: %[[NONE:.*]] = fxmlir.none
+// CHECK: fxmlir.aten.native_layer_norm %{{.*}}, %[[NONE]], %[[NONE]]
+func.func @merge_and_compose(%a: !t, %b: !t, %c: !t) -> (!t, !s, !s) {
+  %0 = fxmlir.aten.add.Tensor %a, %b {alpha = 1 : i64} : (!t, !t) -> !t
+  %1 = fxmlir.aten.mul.Tensor %b, %c : (!t, !t) -> !t
+  %2 = fxmlir.aten.sub.Tensor %0, %1 {alpha = 1 : i64} : (!t, !t) -> !t
+  %none = fxmlir.none
+  %3:3 = fxmlir.aten.native_layer_norm %2, %none, %none {normalized_shape = array<i64: 64>, eps = 1.0e-05 : f64} : (!t, none, none) -> (!t, !s, !s)
+  %4 = fxmlir.aten._softmax %3#0 {dim = -1 : i64, half_to_float = false} : (!t) -> !t
+  return %4, %3#1, %3#2 : !t, !s, !s
+}
+
+// -----
+
+!t = tensor<8x64xf32, #fxmlir.device<"cpu">>
+
+// Python scalars reach typed ops as fxmlir.call; known ATen targets join.
+// Reductions over dims other than the last or all leading ones do not.
+// CHECK-LABEL: func.func @calls_and_reductions
+// CHECK: fxmlir.mlir_jit @jit_mul_silu_sum
+// CHECK: fxmlir.aten.sum.dim_IntList %{{.*}} {dim = array<i64: 0, 1>
+// CHECK: func.func private @jit_mul_silu_sum
+// CHECK-NEXT: fxmlir.call "aten::mul.Tensor"
+// CHECK-NEXT: fxmlir.aten.silu
+// CHECK-NEXT: fxmlir.aten.sum.dim_IntList %{{.*}} {dim = array<i64: -1>
+func.func @calls_and_reductions(%x: !t) -> (tensor<8xf32, #fxmlir.device<"cpu">>, tensor<f32, #fxmlir.device<"cpu">>) {
+  %0 = "fxmlir.call"(%x) {target = "aten::mul.Tensor", args = [#fxmlir.operand<0>, 0.5 : f64], kwargs = {}} : (!t) -> !t
+  %1 = fxmlir.aten.silu %0 : (!t) -> !t
+  %2 = fxmlir.aten.sum.dim_IntList %1 {dim = array<i64: -1>, keepdim = false} : (!t) -> tensor<8xf32, #fxmlir.device<"cpu">>
+  %3 = fxmlir.aten.sum.dim_IntList %x {dim = array<i64: 0, 1>, keepdim = false} : (!t) -> tensor<f32, #fxmlir.device<"cpu">>
+  return %2, %3 : tensor<8xf32, #fxmlir.device<"cpu">>, tensor<f32, #fxmlir.device<"cpu">>
+}
+
+// -----
+
+// f64 math would need libdevice on GPUs: only the CPU chain is outlined.
+// CHECK-LABEL: func.func @f64_on_cuda
+// CHECK: fxmlir.mlir_jit @jit_tanh_erf
+// CHECK-NEXT: fxmlir.aten.tanh %{{.*}} : (tensor<8xf64, #fxmlir.device<"cuda:0">>)
+// CHECK-NEXT: fxmlir.aten.erf
+func.func @f64_on_cuda(%x: tensor<8xf64, #fxmlir.device<"cpu">>, %y: tensor<8xf64, #fxmlir.device<"cuda:0">>) -> (tensor<8xf64, #fxmlir.device<"cpu">>, tensor<8xf64, #fxmlir.device<"cuda:0">>) {
+  %0 = fxmlir.aten.tanh %x : (tensor<8xf64, #fxmlir.device<"cpu">>) -> tensor<8xf64, #fxmlir.device<"cpu">>
+  %1 = fxmlir.aten.erf %0 : (tensor<8xf64, #fxmlir.device<"cpu">>) -> tensor<8xf64, #fxmlir.device<"cpu">>
+  %2 = fxmlir.aten.tanh %y : (tensor<8xf64, #fxmlir.device<"cuda:0">>) -> tensor<8xf64, #fxmlir.device<"cuda:0">>
+  %3 = fxmlir.aten.erf %2 : (tensor<8xf64, #fxmlir.device<"cuda:0">>) -> tensor<8xf64, #fxmlir.device<"cuda:0">>
+  return %1, %3 : tensor<8xf64, #fxmlir.device<"cpu">>, tensor<8xf64, #fxmlir.device<"cuda:0">>
+}

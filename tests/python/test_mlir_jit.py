@@ -1,0 +1,203 @@
+"""torch.ops.fxmlir.mlir_jit on CPU: functions outlined from real aten graphs
+(make_fx of eager code, forward and backward) give eager's numbers; one
+compile per signature and none for a new batch size; a second process loads
+the disk cache; the Meta kernel infers shapes; bad calls are errors."""
+
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+# The process's JIT reads its cache directory when it is first used.
+os.environ["FXMLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="fxmlir-jit-cache-")
+
+from fxmlir import jit  # noqa: E402
+from fxmlir.jit import JitGraph, outline  # noqa: E402
+
+TOLERANCES = {
+    torch.float32: {"rtol": 1e-5, "atol": 1e-5},
+    torch.float64: {"rtol": 1e-12, "atol": 1e-12},
+    torch.bfloat16: {"rtol": 1.6e-2, "atol": 1.6e-2},
+}
+
+
+def _check(outlined: JitGraph, fn, *args, dtype=torch.float32):
+    expected = fn(*args)
+    expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
+    actual = outlined(*args)
+    assert len(actual) == len(expected)
+    for got, want in zip(actual, expected):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        torch.testing.assert_close(got, want, **TOLERANCES[dtype])
+
+
+def _compiles() -> int:
+    stats = jit.stats()
+    return stats["compiled"] + stats["disk_hits"]
+
+
+def gelu_new(x):
+    """GPT-2's GELU, written out as transformers writes it."""
+    inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))
+    return 0.5 * x * (1.0 + torch.tanh(inner))
+
+
+def _backward(fn):
+    """(inputs..., grad) -> gradients of fn's inputs, traced as aten ops."""
+    def grads(*args):
+        *inputs, grad = args
+        inputs = [x.detach().requires_grad_() for x in inputs]
+        return torch.autograd.grad(fn(*inputs), inputs, grad)
+    return grads
+
+
+# name: (function, input kinds, whether to test its backward too)
+CHAINS = {
+    "float_scale": (lambda x: x.float() * 0.125, [torch.bfloat16], False),
+    "tanh_add_mul": (lambda a, b, c: torch.tanh(a + b) * c, [torch.float32] * 3, True),
+    "sigmoid_mul": (lambda x: torch.sigmoid(x) * x, [torch.float32], True),
+    "silu_where": (lambda x, y: torch.where(x > y, F.silu(x), y - 1.5),
+                   [torch.float32] * 2, True),
+    "gelu_new": (gelu_new, [torch.float32], True),
+    "gelu_erf_bias": (lambda x, b: F.gelu(x + b), [torch.float32, "bias"], True),
+    "masked_softmax": (lambda x, m: torch.softmax(x.masked_fill(m, -1e9), -1),
+                       [torch.float32, torch.bool], False),
+}
+
+
+def _inputs(kinds, rows=6, cols=40):
+    inputs = []
+    for kind in kinds:
+        if kind == "bias":
+            inputs.append(torch.randn(cols))
+        elif kind == torch.bool:
+            inputs.append(torch.rand(rows, cols) < 0.2)
+        else:
+            inputs.append(torch.randn(rows, cols).to(kind))
+    return inputs
+
+
+@pytest.mark.parametrize("name", sorted(CHAINS))
+def test_chain_forward_and_backward(name):
+    fn, kinds, with_backward = CHAINS[name]
+    inputs = _inputs(kinds)
+    _check(outline(fn, *inputs), fn, *inputs)
+    if with_backward:
+        backward = _backward(fn)
+        args = [*inputs, torch.randn(6, 40)]
+        _check(outline(backward, *args), backward, *args)
+
+
+def test_bf16_chain_rounds_like_eager():
+    fn = lambda a, b: torch.tanh(a * b) + a  # noqa: E731
+    a, b = (torch.randn(5, 64).bfloat16() for _ in range(2))
+    _check(outline(fn, a, b), fn, a, b, dtype=torch.bfloat16)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+def test_layer_norm_forward_and_backward(dtype):
+    fn = lambda x, w, b: F.layer_norm(x, (48,), w, b)  # noqa: E731
+    x = torch.randn(7, 48, dtype=dtype)
+    w, b = torch.randn(48, dtype=dtype), torch.randn(48, dtype=dtype)
+    _check(outline(fn, x, w, b, min_ops=1), fn, x, w, b, dtype=dtype)
+    backward = _backward(fn)
+    grad = torch.randn(7, 48, dtype=dtype)
+    outlined = outline(backward, x, w, b, grad, min_ops=1)
+    _check(outlined, backward, x, w, b, grad, dtype=dtype)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_forward_and_backward(log):
+    fn = (lambda x: torch.log_softmax(x, -1)) if log else (lambda x: torch.softmax(x, -1))
+    x = torch.randn(9, 33)
+    _check(outline(fn, x, min_ops=1), fn, x)
+    backward = _backward(fn)
+    grad = torch.randn(9, 33)
+    _check(outline(backward, x, grad, min_ops=1), backward, x, grad)
+
+
+def test_bias_gradient_reduces_rows():
+    fn = lambda g: (g * 2.0).sum(0)  # noqa: E731
+    g = torch.randn(37, 16)
+    _check(outline(fn, g), fn, g)
+
+
+def test_one_compile_per_signature_and_any_batch_size():
+    fn = lambda x, b: torch.tanh(x * 3.0 + b)  # noqa: E731
+    x, b = torch.randn(8, 24), torch.randn(24)
+    outlined = outline(fn, x, b)
+    before = _compiles()
+    _check(outlined, fn, x, b)
+    assert _compiles() == before + 1
+    # Dim 0 was compiled dynamic: other batch sizes reuse the code.
+    for rows in (1, 3, 1000):
+        x = torch.randn(rows, 24)
+        _check(outlined, fn, x, b)
+    assert _compiles() == before + 1
+
+
+def test_second_process_loads_the_disk_cache():
+    fn = lambda x: torch.sigmoid(x) * x - 0.25  # noqa: E731
+    x = torch.randn(4, 16)
+    outlined = outline(fn, x)
+    (name,) = outlined.regions
+    outlined(x)
+    script = (
+        "import torch, fxmlir.jit\n"
+        f"text = {outlined.functions[name]!r}\n"
+        f"torch.ops.fxmlir.mlir_jit(text, {name!r}, [torch.randn(3, 16)])\n"
+        "s = fxmlir.jit.stats(); print(s['compiled'], s['disk_hits'])\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=dict(os.environ), check=True)
+    assert run.stdout.split() == ["0", "1"], run.stderr
+
+
+def test_meta_kernel_infers_shapes_and_dtypes():
+    def fn(x, b):
+        y = x + b
+        return y.sum(-1, keepdim=True).bfloat16(), y > 0
+    x, b = torch.randn(5, 12), torch.randn(12)
+    outlined = outline(fn, x, b)
+    (name,) = outlined.regions
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        s, m = torch.ops.fxmlir.mlir_jit(outlined.functions[name], name,
+                                         [torch.empty(11, 12), torch.empty(12)])
+    assert (s.shape, s.dtype, m.shape, m.dtype) == ((11, 1), torch.bfloat16, (11, 12), torch.bool)
+
+
+def test_opcheck():
+    fn = lambda x, y: torch.tanh(x) * y  # noqa: E731
+    x, y = torch.randn(4, 8), torch.randn(4, 8)
+    outlined = outline(fn, x, y)
+    (name,) = outlined.regions
+    torch.library.opcheck(torch.ops.fxmlir.mlir_jit.default,
+                          (outlined.functions[name], name, [x, y]),
+                          test_utils=("test_schema", "test_faketensor"))
+
+
+def test_ops_left_outside_regions_are_reported():
+    with pytest.raises(ValueError, match="aten.mm"):
+        outline(lambda a, b: torch.tanh(a @ b) * a, torch.randn(4, 4), torch.randn(4, 4))
+
+
+def test_bad_calls_are_errors():
+    fn = lambda x: torch.exp(x) + 1.0  # noqa: E731
+    x = torch.randn(4, 8)
+    outlined = outline(fn, x)
+    (name,) = outlined.regions
+    text = outlined.functions[name]
+    with pytest.raises(RuntimeError, match="must be Float, got Double"):
+        torch.ops.fxmlir.mlir_jit(text, name, [x.double()])
+    with pytest.raises(RuntimeError, match="takes 1 inputs, got 2"):
+        torch.ops.fxmlir.mlir_jit(text, name, [x, x])
+    with pytest.raises(RuntimeError, match="was compiled for"):
+        torch.ops.fxmlir.mlir_jit(text, name, [torch.randn(4, 9)])
+    with pytest.raises(RuntimeError, match="no function @missing"):
+        torch.ops.fxmlir.mlir_jit(text, "missing", [x])
