@@ -2,6 +2,7 @@
 
     torch.compile(model, backend="fxmlir")
     torch.compile(model, backend=fxmlir.backend(passes="none", dump_dir="dumps"))
+    fxmlir.optimize(torch.export.export(model, args))
 
 Importing this package is cheap (no torch import): the .pth startup hook
 imports it in every interpreter.
@@ -11,7 +12,7 @@ from typing import Any
 
 from fxmlir._version import SUPPORTED_TORCH, __version__
 
-__all__ = ["SUPPORTED_TORCH", "__version__", "backend", "passes"]
+__all__ = ["SUPPORTED_TORCH", "__version__", "backend", "optimize", "passes"]
 
 
 def __getattr__(name: str) -> Any:
@@ -20,6 +21,10 @@ def __getattr__(name: str) -> Any:
         from fxmlir.dynamo_backend import backend
 
         return backend
+    if name == "optimize":
+        from fxmlir.programs import optimize
+
+        return optimize
     if name == "passes":
         import fxmlir.passes as passes
 
