@@ -8,9 +8,13 @@ Importing this package is cheap (no torch import): the .pth startup hook
 imports it in every interpreter.
 """
 
-from typing import Any
+from __future__ import annotations
 
 from fxmlir._version import SUPPORTED_TORCH, __version__
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["SUPPORTED_TORCH", "__version__", "backend", "optimize", "passes"]
 

@@ -14,15 +14,20 @@ modules finish importing, so processes that never import torch pay nothing.
 
 from __future__ import annotations
 
-import functools
-import importlib.abc
-import importlib.machinery
-import logging
 import sys
-from types import ModuleType
-from typing import Any, Callable
 
-log = logging.getLogger("fxmlir")
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (startup time)
+
+if TYPE_CHECKING:  # imported lazily: this module runs in every interpreter
+    import importlib.machinery
+    from types import ModuleType
+    from typing import Any, Callable
+
+
+def _log() -> Any:
+    import logging
+
+    return logging.getLogger("fxmlir")
 
 
 def _replace_backend(backend: Any, kwargs: dict[str, Any], via: str) -> None:
@@ -35,23 +40,27 @@ def _replace_backend(backend: Any, kwargs: dict[str, Any], via: str) -> None:
     if not isinstance(backend, str):
         # torch.compile hands optimize() its backend wrapped, routed already.
         if via == "torch.compile" and not getattr(backend, "__fxmlir_backend__", False):
-            log.warning("fxmlir: FXMLIR_ROUND_TRIP=1: torch.compile with a custom backend "
-                        "(%r) left as is", backend)
+            _log().warning("fxmlir: FXMLIR_ROUND_TRIP=1: torch.compile with a custom "
+                           "backend (%r) left as is", backend)
         return
     kwargs["backend"] = "fxmlir"
     if backend != "fxmlir":
         # Options and modes meant for another backend don't apply.
         kwargs.pop("options", None)
         kwargs.pop("mode", None)
-    _confirm(via, backend)
+    if (via, backend) not in _confirmed:
+        _confirmed.add((via, backend))
+        _log().warning("fxmlir: FXMLIR_ROUND_TRIP=1: %s(backend=%r) routed to fxmlir", via,
+                       backend)
 
 
-@functools.cache
-def _confirm(via: str, backend: str) -> None:
-    log.warning("fxmlir: FXMLIR_ROUND_TRIP=1: %s(backend=%r) routed to fxmlir", via, backend)
+# The routings already confirmed: one line each per process.
+_confirmed: set[tuple[str, str]] = set()
 
 
 def _routed(original: Callable[..., Any], via: str) -> Callable[..., Any]:
+    import functools
+
     @functools.wraps(original)
     def call(*args: Any, **kwargs: Any) -> Any:
         if via == "torch._dynamo.optimize" and args:
@@ -90,10 +99,11 @@ _HOOKS: dict[str, Callable[[ModuleType], None]] = {
 }
 
 
-class _Loader(importlib.abc.Loader):
-    """Runs a hook after the wrapped loader executed its module."""
+class _Loader:
+    """Runs a hook after the wrapped loader executed its module (a loader
+    by protocol: importlib.abc costs startup time)."""
 
-    def __init__(self, loader: importlib.abc.Loader, hook: Callable[[ModuleType], None]):
+    def __init__(self, loader: Any, hook: Callable[[ModuleType], None]) -> None:
         self.loader = loader
         self.hook = hook
 
@@ -108,8 +118,9 @@ class _Loader(importlib.abc.Loader):
         return getattr(self.loader, name)
 
 
-class _Finder(importlib.abc.MetaPathFinder):
-    """Wraps the loaders of the hooked torch modules."""
+class _Finder:
+    """Wraps the loaders of the hooked torch modules (a meta path finder by
+    protocol)."""
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         hook = _HOOKS.get(fullname)

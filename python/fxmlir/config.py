@@ -3,7 +3,7 @@ by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 
 | variable              | option    | accepted values                              | default |
 |-----------------------|-----------|----------------------------------------------|---------|
-| FXMLIR_ROUND_TRIP     |           | 0, 1                                         | 0       |
+| FXMLIR_ROUND_TRIP     |           | 0, 1 (read at each torch.compile call)       | 0       |
 | FXMLIR_PASSES         | passes    | default, none, a,b,... or -a,+b (edits of    | default |
 |                       |           | each stage's default pipeline)               |         |
 | FXMLIR_STAGES         | stages    | comma list of before_autodiff, forward,      | all     |

@@ -85,25 +85,21 @@ def function_dot(function: dict[str, Any], argument_names: Sequence[str] = (),
     for index, op in enumerate(function["ops"]):
         node = f"op{index}"
         lines.append(f"  {node} [label={_quote(_op_label(op))}, {_style(op['name'])}];")
-        for operand_index, operand in enumerate(op["operands"]):
-            lines.append(_edge(source[operand], node, operand_index, len(op["operands"])))
+        for operand in op["operands"]:
+            lines.append(_edge(source[operand], node))
         for result_index, result in enumerate(op["results"]):
             source[result["id"]] = (node, result_index, len(op["results"]))
     lines.append('  output [shape=ellipse, style=filled, fillcolor="#e8f5e9"];')
-    for index, value in enumerate(function["returns"]):
-        lines.append(_edge(source[value], "output", index, len(function["returns"])))
+    for value in function["returns"]:
+        lines.append(_edge(source[value], "output"))
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def _edge(source: tuple[str, int, int], target: str, operand: int, operands: int) -> str:
+def _edge(source: tuple[str, int, int], target: str) -> str:
+    # Only a multi-result op's edges are labelled: labels slow dot's layout.
     node, result, results = source
-    labels = []
-    if results > 1:
-        labels.append(f"#{result}")
-    if operands > 1:
-        labels.append(f"-> {operand}")
-    label = f" [label={_quote(' '.join(labels))}, fontsize=8]" if labels else ""
+    label = f" [label={_quote(f'#{result}')}, fontsize=8]" if results > 1 else ""
     return f"  {node} -> {target}{label};"
 
 

@@ -30,6 +30,10 @@ from typing import Any
 from fxmlir._version import __version__
 from fxmlir.report import INDEX
 
+# graph.svg is rendered for graphs up to this many ops, within this time.
+SVG_MAX_OPS = 400
+SVG_TIMEOUT_S = 30
+
 _lock = threading.Lock()
 # The run folder of each dump directory this process wrote into: the only
 # state dumps keep.
@@ -118,14 +122,23 @@ class Dumper:
             self.write(f"{self.index:02d}-{label}.mlir", text)
             self.index += 1
 
-    def graph(self, dot: str) -> None:
-        """graph.dot, and graph.svg beside it when graphviz is installed."""
+    def graph(self, dot: str, ops: int) -> None:
+        """graph.dot, and graph.svg beside it when graphviz is installed and
+        the graph small enough for dot to lay out quickly (a transformer's
+        graph takes it minutes: `fxmlir show --svg` renders it on demand)."""
         path = self.write("graph.dot", dot)
-        if path is not None and shutil.which("dot") is not None:
-            result = subprocess.run(["dot", "-Tsvg", "-o", str(path.with_suffix(".svg")),
-                                     str(path)], capture_output=True, text=True)
-            if result.returncode == 0:
-                self.entry["files"].append("graph.svg")
+        if path is None or shutil.which("dot") is None:
+            return
+        if ops > SVG_MAX_OPS:
+            self.entry["svg_skipped"] = f"{ops} ops (over {SVG_MAX_OPS})"
+            return
+        try:
+            subprocess.run(["dot", "-Tsvg", "-o", str(path.with_suffix(".svg")), str(path)],
+                           capture_output=True, check=True, timeout=SVG_TIMEOUT_S)
+            self.entry["files"].append("graph.svg")
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+            path.with_suffix(".svg").unlink(missing_ok=True)
+            self.entry["svg_skipped"] = f"dot failed: {e}"
 
     def finish(self, summary: dict[str, Any]) -> None:
         """summary.json, and the stage's entry in the run's index."""

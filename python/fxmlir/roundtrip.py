@@ -93,7 +93,8 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     }
     if dumper.enabled:
         dumper.write("final.mlir", str(module))
-        dumper.graph(module_dot(module_json, imported.func_name, gm, input_names or {}))
+        dumper.graph(module_dot(module_json, imported.func_name, gm, input_names or {}),
+                     sum(ops_after.values()))
         dumper.write("fx_before.py", standalone_source(gm, f"{graph_id}/{label}", "before"))
         dumper.write("fx_after.py", standalone_source(exported, f"{graph_id}/{label}", "after"))
         dumper.finish(summary)

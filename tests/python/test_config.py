@@ -128,3 +128,16 @@ def test_a_dump_folder_replaced_by_a_file_is_named_at_compile(tmp_path):
     dumps.write_text("replaced after the backend was made")
     with pytest.raises(Exception, match="option 'dump_dir'=.* is not a directory"):
         compiled(torch.randn(1, 2))
+
+
+def test_readme_and_config_list_the_same_settings():
+    import re
+    from pathlib import Path
+
+    import fxmlir.config
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    settings = readme[readme.index("## Settings"):readme.index("## Logs")]
+    in_readme = set(re.findall(r"^\| `(FXMLIR_\w+)` \| `?(\w*)`?", settings, re.M))
+    in_config = set(re.findall(r"^\| (FXMLIR_\w+) +\| (\w*) ", fxmlir.config.__doc__, re.M))
+    assert in_readme == in_config
