@@ -90,9 +90,10 @@ def format_sites(sites: list[UnfusedSite]) -> str:
     from fxmlir.report import format_table
 
     if not sites:
-        return "every site a fusion pattern was tried on fused"
+        return "no unfused site: every op a fusion pattern was tried on fused"
     rows = [(s.graph, s.node, s.op.removeprefix("fxmlir."), s.pattern,
-             f"{s.reason} (at {s.reason_node})") for s in sites]
+             s.reason + (f" (at {s.reason_node})" if s.reason_node != s.node else ""))
+            for s in sites]
     table = format_table(rows, ("graph", "node", "op", "closest pattern", "failed check"))
     others = [f"  {s.graph} {s.node}: {o}" for s in sites for o in s.others]
     return table + ("\n\nother patterns tried:\n" + "\n".join(others) if others else "")
