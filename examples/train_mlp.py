@@ -53,7 +53,8 @@ def main() -> None:
         if step % 5 == 0 or step == args.steps - 1:
             print(f"step {step:3d}  loss {loss.item():.4f}")
     print(f"{args.steps} steps in {time.perf_counter() - start:.2f} s")
-    print(f"IR dumps (.mlir, .dot, summary.json per graph and stage): {args.dump_dir}/")
+    print(f"IR dumps (.mlir, .dot, summary.json per graph and stage): {args.dump_dir}/ "
+          f"(`fxmlir report {args.dump_dir}` tables them)")
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ APT_PACKAGES=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
 # torch pinned: this version is a CPU build on local disk; an unpinned torch
 # would download a multi-GB CUDA build. transformers (the model zoo of
 # tests/python/test_models.py) is resolved together with the pinned torch,
-# so it cannot pull another one.
-PIP_PACKAGES=(torch==2.13.0 pybind11==3.1.0 pytest==9.0.3 lit numpy setuptools packaging
+# so it cannot pull another one. setuptools 77+ writes License-Expression.
+PIP_PACKAGES=(torch==2.13.0 pybind11==3.1.0 pytest==9.0.3 lit numpy "setuptools>=77" packaging
               transformers==5.23.0)
 
 missing=()

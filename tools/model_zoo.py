@@ -137,12 +137,13 @@ def _train(model: torch.nn.Module, step: Callable, inputs: dict, autocast: bool,
 
 
 def _latest_graphs(dump_dir: Path) -> list[Path]:
-    """One dump folder per compiled frame: its last recompile (a recompile,
+    """One dump folder per compiled frame and graph in it
+    (<run>/graph_<frame>_<recompile>_<n>): its last recompile (a recompile,
     e.g. after a config change, would count the same sites twice)."""
-    latest: dict[str, Path] = {}
-    for folder in sorted(dump_dir.glob("graph_*"), key=lambda f: int(f.name.split("_")[-1])):
-        frame = folder.name.rpartition("_")[0]
-        latest[frame] = folder
+    latest: dict[tuple[str, str], Path] = {}
+    for folder in sorted(dump_dir.glob("*/graph_*"), key=lambda f: int(f.name.split("_")[2])):
+        _, frame, _, number = folder.name.split("_")
+        latest[frame, number] = folder
     return list(latest.values())
 
 

@@ -73,6 +73,19 @@ PYBIND11_MODULE(_C, m) {
       },
       "Counters of the process's JIT (torch.ops.fxmlir.mlir_jit's).");
 
+  py::class_<fxmlir::Module::UnfusedSite>(m, "UnfusedSite")
+      .def_readonly("pass_name", &fxmlir::Module::UnfusedSite::pass)
+      .def_readonly("op", &fxmlir::Module::UnfusedSite::op)
+      .def_readonly("location", &fxmlir::Module::UnfusedSite::location)
+      .def_readonly("pattern", &fxmlir::Module::UnfusedSite::pattern,
+                    "The pattern that came closest to matching.")
+      .def_readonly("reason", &fxmlir::Module::UnfusedSite::reason,
+                    "The check it failed.")
+      .def_readonly("reason_location",
+                    &fxmlir::Module::UnfusedSite::reasonLocation)
+      .def_readonly("others", &fxmlir::Module::UnfusedSite::others,
+                    "The other patterns tried there: 'Pattern: reason'.");
+
   py::class_<fxmlir::Module>(m, "Module")
       .def("__str__", [](const fxmlir::Module &m) { return m.str(); })
       .def("print", &fxmlir::Module::str, py::arg("generic") = false)
@@ -89,8 +102,19 @@ PYBIND11_MODULE(_C, m) {
           "Run a textual pass pipeline (fxmlir-opt syntax) in place with one "
           "PassManager; returns the passes that ran, with their time and, "
           "with snapshots, the module each left.")
+      .def(
+          "explain_fusions",
+          [](fxmlir::Module &m, py::handle pipeline) {
+            std::string text =
+                textArgument(pipeline, "explain_fusions", "pipeline");
+            py::gil_scoped_release release;
+            return m.explainFusions(text);
+          },
+          py::arg("pipeline"),
+          "Run a pipeline in place like run_pipeline; returns the sites its "
+          "fusion passes left unfused, each with the pattern that came "
+          "closest and the check it failed.")
       .def("to_json", &fxmlir::Module::toJson)
-      .def("to_dot", &fxmlir::Module::toDot)
       .def("op_counts", &fxmlir::Module::opCounts)
       .def("clone", &fxmlir::Module::clone);
 

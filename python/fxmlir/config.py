@@ -3,14 +3,17 @@ by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 
 | variable              | option    | accepted values                              | default |
 |-----------------------|-----------|----------------------------------------------|---------|
-| FXMLIR_ROUND_TRIP     |           | 0, 1                                         | 0       |
+| FXMLIR_ROUND_TRIP     |           | 0, 1 (read at each torch.compile call)       | 0       |
 | FXMLIR_PASSES         | passes    | default, none, a,b,... or -a,+b (edits of    | default |
 |                       |           | each stage's default pipeline)               |         |
 | FXMLIR_STAGES         | stages    | comma list of before_autodiff, forward,      | all     |
 |                       |           | backward                                     |         |
 | FXMLIR_DUMP_DIR       | dump_dir  | a writable directory (created if missing)    | unset   |
-| FXMLIR_LOG_LEVEL      | log_level | debug, info, warning, error                  | warning |
+| FXMLIR_LOG_LEVEL      | log_level | removed: TORCH_LOGS=fxmlir or +fxmlir        |         |
 | FXMLIR_CODEGEN_FUSERS |           | 0                                            | 0       |
+
+FXMLIR_ROUND_TRIP is read at each torch.compile call; the others each time
+a graph is compiled. fxmlir logs through torch._logging (fxmlir/logs.py).
 
 Every value is checked where it is given (when the environment is read, or
 when `fxmlir.backend(...)` is called); a bad one is an error naming the
@@ -28,8 +31,18 @@ if TYPE_CHECKING:
     from fxmlir.passes import Selection
 
 STAGES = ("before_autodiff", "forward", "backward")
-LOG_LEVELS = ("debug", "info", "warning", "error")
-OPTIONS = ("passes", "stages", "dump_dir", "log_level")
+OPTIONS = ("passes", "stages", "dump_dir")
+# Settings that were removed, and what replaced them.
+REMOVED = {
+    "FXMLIR_LOG_LEVEL": "fxmlir logs through torch._logging: TORCH_LOGS=fxmlir for info, "
+                        "TORCH_LOGS=+fxmlir for debug",
+    "log_level": "fxmlir logs through torch._logging: TORCH_LOGS=fxmlir for info, "
+                 "TORCH_LOGS=+fxmlir for debug, or torch._logging.set_logs(fxmlir=...)",
+}
+
+
+def _removed(what: str) -> ValueError:
+    return ValueError(f"{what} was removed: {REMOVED[what]}")
 
 
 def _choice(what: str, value: str, accepted: tuple[str, ...]) -> str:
@@ -97,18 +110,13 @@ def parse_dump_dir(what: str, value: Any) -> Path | None:
     return path
 
 
-def parse_log_level(what: str, value: Any) -> str:
-    return _choice(what, _text(what, value, f"one of {', '.join(LOG_LEVELS)}"), LOG_LEVELS)
-
-
 def _default_selection() -> Selection:
     from fxmlir.passes import Selection
 
     return Selection()
 
 
-_PARSERS = {"passes": parse_passes, "stages": parse_stages, "dump_dir": parse_dump_dir,
-            "log_level": parse_log_level}
+_PARSERS = {"passes": parse_passes, "stages": parse_stages, "dump_dir": parse_dump_dir}
 
 
 @dataclass(frozen=True)
@@ -116,17 +124,16 @@ class Options:
     passes: Selection = field(default_factory=_default_selection)
     stages: frozenset[str] = field(default_factory=lambda: frozenset(STAGES))
     dump_dir: Path | None = None
-    log_level: str = "warning"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Options":
         _choice("FXMLIR_CODEGEN_FUSERS", environ.get("FXMLIR_CODEGEN_FUSERS", "0"), ("0",))
+        if "FXMLIR_LOG_LEVEL" in environ:
+            raise _removed("FXMLIR_LOG_LEVEL")
         return cls(
             passes=parse_passes("FXMLIR_PASSES", environ.get("FXMLIR_PASSES", "default")),
             stages=parse_stages("FXMLIR_STAGES", environ.get("FXMLIR_STAGES", ",".join(STAGES))),
             dump_dir=parse_dump_dir("FXMLIR_DUMP_DIR", environ.get("FXMLIR_DUMP_DIR")),
-            log_level=parse_log_level("FXMLIR_LOG_LEVEL",
-                                      environ.get("FXMLIR_LOG_LEVEL", "warning")),
         )
 
     def updated(self, overrides: Mapping[str, Any] | None) -> "Options":
@@ -138,6 +145,8 @@ class Options:
             raise TypeError(f"fxmlir options must be a dict, got {type(overrides).__name__}")
         changes: dict[str, Any] = {}
         for key, value in overrides.items():
+            if key in REMOVED:
+                raise _removed(key)
             if key not in _PARSERS:
                 raise ValueError(f"unknown fxmlir option {key!r}; accepted options: "
                                  f"{', '.join(OPTIONS)}")

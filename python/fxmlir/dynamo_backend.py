@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
+import weakref
 from typing import Any, Callable, Mapping
 
 import torch
@@ -16,18 +18,49 @@ import torch.fx as fx
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
+from fxmlir import logs
 from fxmlir.config import Options
 from fxmlir.roundtrip import round_trip_or_fallback
 
 log = logging.getLogger("fxmlir")
+logs.register()  # when the startup hook did not (python -S, a source checkout)
+
+# How many graphs each compile has handed fxmlir: DDP splits one frame's
+# graph into several, all under the same compile id.
+_graphs_per_compile: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
 
 def _graph_id() -> str:
-    """The Dynamo compile id (frame/recompile), e.g. "graph_0_1"."""
-    compile_id = torch._guards.CompileContext.current_compile_id()
+    """The Dynamo compile id (frame/recompile) and the graph's number in
+    that compile: "graph_0_1_0"."""
+    context = torch._guards.CompileContext.try_get()
+    compile_id = context.compile_id if context is not None else None
     if compile_id is None:
         return "graph"
-    return "graph_" + str(compile_id).replace("/", "_").replace(".", "_")
+    number = _graphs_per_compile.get(context, 0)
+    _graphs_per_compile[context] = number + 1
+    return "graph_" + str(compile_id).replace("/", "_").replace(".", "_") + f"_{number}"
+
+
+_SOURCE_PARTS = re.compile(r"\._(?:modules|parameters|buffers)\['([^']+)'\]")
+
+
+def _input_names(gm: fx.GraphModule) -> list[str]:
+    """What each placeholder of a Dynamo graph is, in the user's terms: a
+    parameter's or buffer's name in its module ("fc1.weight" for
+    L['self']._modules['fc1']._parameters['weight']), an argument's name."""
+    names = []
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            grapharg = node.meta.get("grapharg")
+            source = grapharg.source.name if grapharg is not None and grapharg.source else ""
+            source = source() if callable(source) else source
+            root = re.match(r"^[LG]\['([^']+)'\](.*)$", source)
+            if root is not None:
+                path = _SOURCE_PARTS.sub(r".\1", root.group(2))
+                source = path[1:] if path.startswith(".") else root.group(1) + path
+            names.append(source)
+    return names
 
 
 def _load_fused_ops() -> None:
@@ -44,19 +77,24 @@ def fxmlir_backend(gm: fx.GraphModule, example_inputs: list[Any],
                    ) -> Callable[..., Any]:
     """torch.compile backend; `options` as in fxmlir.config.Options."""
     opts = Options.from_env().updated(options)
-    log.setLevel(opts.log_level.upper())
     if mode is not None:
         log.info("fxmlir: torch.compile mode=%r has no effect on fxmlir", mode)
     _load_fused_ops()
     graph_id = _graph_id()
+    names = _input_names(gm)
     if "before_autodiff" in opts.stages:
-        gm = round_trip_or_fallback(gm, graph_id, "before_autodiff", opts)
+        placeholders = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+        gm = round_trip_or_fallback(gm, graph_id, "before_autodiff", opts,
+                                    input_names=dict(zip(placeholders, names)))
+    # AOTAutograd's primals are the Dynamo graph's inputs, in order.
+    primals = {f"primals_{i + 1}": name for i, name in enumerate(names) if name}
 
     def compiler(stage: str) -> Callable[[fx.GraphModule, list[Any]], Callable[..., Any]]:
         def compile_graph(graph: fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
             selected = "forward" if stage == "inference" else stage
             if selected in opts.stages:
-                graph = round_trip_or_fallback(graph, graph_id, stage, opts)
+                graph = round_trip_or_fallback(graph, graph_id, stage, opts,
+                                               input_names=primals)
             return make_boxed_func(graph.forward)
         return compile_graph
 
@@ -67,4 +105,6 @@ def fxmlir_backend(gm: fx.GraphModule, example_inputs: list[Any],
 def backend(**options: Any) -> Callable[..., Any]:
     """A backend with options: torch.compile(m, backend=fxmlir.backend(passes="none"))."""
     Options.from_env().updated(options)  # reject bad options now, not at first call
-    return functools.partial(fxmlir_backend, options=options)
+    compiler = functools.partial(fxmlir_backend, options=options)
+    compiler.__fxmlir_backend__ = True  # type: ignore[attr-defined]  # FXMLIR_ROUND_TRIP keeps it
+    return compiler

@@ -8,24 +8,25 @@ never stops because of fxmlir.
 from __future__ import annotations
 
 import json
-import logging
 import tempfile
 import time
 import warnings
-from collections import Counter
 from pathlib import Path
+from typing import Mapping
 
 import torch.fx as fx
 
-from fxmlir import _C
+from fxmlir import _C, explain, logs
 from fxmlir.autocast import make_casts_explicit
 from fxmlir.bodies import round_trip_bodies
 from fxmlir.config import Options
+from fxmlir.dot import module_dot
 from fxmlir.dump import Dumper
 from fxmlir.exporter import export_graph
 from fxmlir.importer import import_graph
-
-log = logging.getLogger("fxmlir")
+from fxmlir.opkinds import is_fused_op
+from fxmlir.report import RoundTripRecord
+from fxmlir.standalone import standalone_source
 
 
 class FallbackWarning(UserWarning):
@@ -37,25 +38,25 @@ def _op_counts(module: _C.Module) -> dict[str, int]:
 
 
 def _fused_counts(counts: dict[str, int]) -> dict[str, int]:
-    return {k: v for k, v in counts.items()
-            if k.startswith("fxmlir.") and not k.startswith(("fxmlir.aten.", "fxmlir.call"))
-            and k not in ("fxmlir.none", "fxmlir.get_attr")}
+    return {k: v for k, v in counts.items() if is_fused_op(k)}
 
 
 def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
                latest: list[str | _C.Module] | None = None,
-               label: str | None = None) -> fx.GraphModule:
+               label: str | None = None,
+               input_names: Mapping[str, str] | None = None) -> fx.GraphModule:
     """The graph after its round trip with the stage's passes; raises on any
     failure. `latest`, if given, receives the module (text, then object) for
     failure dumps. `label` names the graph in dumps (the stage by default; a
-    subgraph body's name)."""
+    subgraph body's name). `input_names` labels placeholders in the dumped
+    op graph (parameter names by placeholder name)."""
     latest = [] if latest is None else latest
     label = label or stage
     if stage == "before_autodiff":  # AOTAutograd's graphs have explicit casts
         gm = make_casts_explicit(gm)
     gm = round_trip_bodies(gm, lambda body, name: round_trip_or_fallback(
         body, f"{graph_id}/{label}", stage, options, label=name))
-    dumper = Dumper(options.dump_dir, graph_id, label)
+    dumper = Dumper(options.dump_dir, graph_id, label, stage)
     times: dict[str, float] = {}
     context = _C.Context()
     start = time.perf_counter()
@@ -67,6 +68,7 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     times["import"] = (time.perf_counter() - start) * 1e3
     ops_before = _op_counts(module)
     dumper.module("imported", str(module) if dumper.enabled else "")
+    explain.collect(module, options.passes, stage, f"{graph_id}/{label}")
     passes = options.passes.for_stage(stage)
     if passes:
         # One PassManager for the stage; MLIR's instrumentation reports each
@@ -76,56 +78,58 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
             times[run.pass_name] = times.get(run.pass_name, 0.0) + run.milliseconds
             dumper.module(run.pass_name, run.module_after)
     start = time.perf_counter()
-    exported = export_graph(json.loads(module.to_json()), imported, gm)
+    module_json = json.loads(module.to_json())
+    exported = export_graph(module_json, imported, gm)
     times["export"] = (time.perf_counter() - start) * 1e3
     ops_after = _op_counts(module)
+    summary = {
+        "graph": graph_id, "label": label, "stage": stage, "passes": list(passes),
+        "ops_before": ops_before, "ops_after": ops_after,
+        "fused_ops": _fused_counts(ops_after),
+        "typed_ops_imported": imported.typed_ops,
+        "generic_ops_imported": imported.generic_ops,
+        "mutation_ops_imported": imported.mutation_ops,
+        "time_ms": {k: round(v, 3) for k, v in times.items()},
+    }
     if dumper.enabled:
         dumper.write("final.mlir", str(module))
-        dumper.write("graph.dot", module.to_dot())
-        dumper.write("fx_before.py", gm.code)
-        dumper.write("fx_after.py", exported.code)
-        dumper.summary({
-            "graph": graph_id, "stage": stage, "passes": list(passes),
-            "ops_before": ops_before, "ops_after": ops_after,
-            "fused_ops": _fused_counts(ops_after),
-            "typed_ops_imported": imported.typed_ops,
-            "generic_ops_imported": imported.generic_ops,
-            "mutation_ops_imported": imported.mutation_ops,
-            "time_ms": {k: round(v, 3) for k, v in times.items()},
-        })
-    log.info("fxmlir: %s/%s round trip: %d ops -> %d ops (%s) in %.1f ms", graph_id, label,
-             sum(ops_before.values()), sum(ops_after.values()),
-             dict(Counter(_fused_counts(ops_after))) or "no fusions", sum(times.values()))
+        dumper.graph(module_dot(module_json, imported.func_name, gm, input_names or {}),
+                     sum(ops_after.values()))
+        dumper.write("fx_before.py", standalone_source(gm, f"{graph_id}/{label}", "before"))
+        dumper.write("fx_after.py", standalone_source(exported, f"{graph_id}/{label}", "after"))
+        dumper.finish(summary)
+    logs.round_trip_done(RoundTripRecord.from_summary(summary), summary,
+                         lambda: imported.text, lambda: str(module))
     return exported
 
 
 def round_trip_or_fallback(gm: fx.GraphModule, graph_id: str, stage: str,
-                           options: Options, label: str | None = None) -> fx.GraphModule:
+                           options: Options, label: str | None = None,
+                           input_names: Mapping[str, str] | None = None) -> fx.GraphModule:
     """round_trip(), or `gm` itself with a FallbackWarning if that fails."""
     latest: list[str | _C.Module] = []
     label = label or stage
     try:
-        return round_trip(gm, graph_id, stage, options, latest, label)
+        return round_trip(gm, graph_id, stage, options, latest, label, input_names)
     except Exception as e:  # noqa: BLE001 - any failure must fall back
-        where = _dump_failure(options, graph_id, label, f"# {type(e).__name__}: {e}\n{gm.code}",
-                              latest)
-        warnings.warn(f"fxmlir: {graph_id}/{label} graph kept as is: {type(e).__name__}: "
-                      f"{e} ({where})", FallbackWarning, stacklevel=2)
-        log.debug("fxmlir: round trip failure", exc_info=True)
+        reason = f"{type(e).__name__}: {e}"
+        where = _dump_failure(options, graph_id, label, stage, reason, gm.code, latest)
+        warnings.warn(f"fxmlir: {graph_id}/{label} graph kept as is: {reason} ({where})",
+                      FallbackWarning, stacklevel=2)
+        logs.fallback(RoundTripRecord(graph=f"{graph_id}/{label}", stage=stage,
+                                      fallback=reason))
         return gm
 
 
-def _dump_failure(options: Options, graph_id: str, label: str, graph: str,
-                  latest: list[str | _C.Module]) -> str:
+def _dump_failure(options: Options, graph_id: str, label: str, stage: str, reason: str,
+                  code: str, latest: list[str | _C.Module]) -> str:
     """Writes the failed graph and module; says where, or why it could not:
     the fallback itself must never fail."""
-    folder = options.dump_dir or Path(tempfile.gettempdir()) / "fxmlir-failures"
-    folder = folder / graph_id / label
+    root = options.dump_dir or Path(tempfile.gettempdir()) / "fxmlir-failures"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "failed-graph.py").write_text(graph)
-        if latest:  # the module as the failing step left it
-            (folder / "failed-module.mlir").write_text(str(latest[-1]))
-    except Exception as e:  # noqa: BLE001 - e.g. the folder is a file, or full
-        return f"no dump written to {folder}: {type(e).__name__}: {e}"
-    return f"dumped to {folder}"
+        dumper = Dumper(root, graph_id, label, stage)
+        # The module as the failing step left it.
+        dumper.failed(reason, f"# {reason}\n{code}", str(latest[-1]) if latest else None)
+    except Exception as e:  # noqa: BLE001 - e.g. a folder is a file, or full
+        return f"no dump written to {root}: {type(e).__name__}: {e}"
+    return f"dumped to {dumper.folder}"

@@ -126,10 +126,32 @@ TEST_F(CoreTest, ExportsJsonGraphWithTaggedAttributes) {
   EXPECT_NE(json.find("\"returns\":[3]"), std::string::npos) << json;
 }
 
-TEST_F(CoreTest, DrawsTheOpGraphAsDot) {
-  std::string dot = Module::parse(context, kBiasGelu).toDot();
-  EXPECT_EQ(dot.rfind("digraph", 0), 0u) << dot.substr(0, 80);
-  EXPECT_NE(dot.find("fxmlir.bias_add"), std::string::npos);
+TEST_F(CoreTest, ExplainsASiteThatDidNotFuse) {
+  // The bias_add feeds gelu and the return: fusing would compute it twice.
+  constexpr const char *kTwoUses = R"mlir(
+func.func @forward(%x: tensor<4x8xf32>, %b: tensor<8xf32>)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64}
+      : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %1 = fxmlir.aten.gelu %0 {approximate = "none"}
+      : (tensor<4x8xf32>) -> tensor<4x8xf32> loc("gelu")
+  return %1, %0 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+)mlir";
+  Module module = Module::parse(context, kTwoUses);
+  std::vector<Module::UnfusedSite> sites =
+      module.explainFusions("fxmlir-fuse-bias-add-activation");
+  ASSERT_EQ(sites.size(), 1u) << module.str();
+  EXPECT_EQ(sites[0].pass, "fxmlir-fuse-bias-add-activation");
+  EXPECT_EQ(sites[0].op, "fxmlir.aten.gelu");
+  EXPECT_EQ(sites[0].location, "gelu");
+  EXPECT_EQ(sites[0].pattern, "FuseBiasAddGeluPattern");
+  EXPECT_NE(sites[0].reason.find("has one use"), std::string::npos)
+      << sites[0].reason;
+  // A site that fuses is no site.
+  EXPECT_TRUE(Module::parse(context, kBiasGelu)
+                  .explainFusions("fxmlir-fuse-bias-add-activation")
+                  .empty());
 }
 
 TEST_F(CoreTest, ListsThePipelineInOrderAndRunsItsPasses) {

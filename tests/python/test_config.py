@@ -10,6 +10,7 @@ import torch
 import torch.nn as nn
 
 import fxmlir
+import fxmlir.dump
 from fxmlir.config import Options
 from fxmlir.roundtrip import FallbackWarning
 
@@ -31,7 +32,7 @@ from fxmlir.roundtrip import FallbackWarning
     ("stages", "", ValueError, "option 'stages'='' selects no stage"),
     ("stages", "sideways", ValueError, "option 'stages'='sideways' is invalid; accepted"),
     ("dump_dir", 123, TypeError, "option 'dump_dir' must be a directory path"),
-    ("log_level", 3, TypeError, "option 'log_level' must be one of debug"),
+    ("log_level", "debug", ValueError, "log_level was removed: .* TORCH_LOGS=fxmlir"),
     ("speed", 11, ValueError, "unknown fxmlir option 'speed'; accepted options: passes"),
 ])
 def test_bad_options_are_errors_naming_the_option(option, value, error, message):
@@ -114,8 +115,7 @@ def test_fallback_survives_dump_writes_that_fail(tmp_path, monkeypatch):
     # The dump folder is valid, but a graph's folder in it is taken by a
     # file: the round trip's dumps fail, and so do the fallback's.
     dumps = tmp_path / "dumps"
-    dumps.mkdir()
-    (dumps / "graph_0_0").write_text("in the way")
+    (fxmlir.dump.run(dumps).folder / "graph_0_0_0").write_text("in the way")
     expected, compiled, ids = _failing_compile(monkeypatch, dump_dir=str(dumps))
     with pytest.warns(FallbackWarning, match="no dump written to"):
         out = compiled(ids)
@@ -128,3 +128,16 @@ def test_a_dump_folder_replaced_by_a_file_is_named_at_compile(tmp_path):
     dumps.write_text("replaced after the backend was made")
     with pytest.raises(Exception, match="option 'dump_dir'=.* is not a directory"):
         compiled(torch.randn(1, 2))
+
+
+def test_readme_and_config_list_the_same_settings():
+    import re
+    from pathlib import Path
+
+    import fxmlir.config
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    settings = readme[readme.index("## Settings"):readme.index("## Logs")]
+    in_readme = set(re.findall(r"^\| `(FXMLIR_\w+)` \| `?(\w*)`?", settings, re.M))
+    in_config = set(re.findall(r"^\| (FXMLIR_\w+) +\| (\w*) ", fxmlir.config.__doc__, re.M))
+    assert in_readme == in_config

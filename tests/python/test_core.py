@@ -74,10 +74,25 @@ def test_json_export_describes_the_graph(context):
     assert func["returns"] == [op["results"][0]["id"]]
 
 
-def test_dot_draws_the_op_graph(context):
-    dot = context.parse(BIAS_GELU).to_dot()
-    assert dot.startswith("digraph")
-    assert "fused_bias_add_gelu" in dot
+def test_explain_reports_nothing_for_a_fused_module(context):
+    assert context.parse(BIAS_GELU).explain_fusions("fxmlir-forward") == []
+
+
+def test_explain_names_the_pattern_and_the_failed_check(context):
+    # The bias_add feeds the gelu and the return: fusing would compute it twice.
+    text = """
+func.func @forward(%x: tensor<2x4xf32>, %b: tensor<4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %s = fxmlir.bias_add %x, %b {axis = 1 : i64}
+      : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32> loc("add")
+  %g = fxmlir.aten.gelu %s {approximate = "none"} : (tensor<2x4xf32>) -> tensor<2x4xf32> loc("gelu")
+  return %g, %s : tensor<2x4xf32>, tensor<2x4xf32>
+}
+"""
+    (site,) = context.parse(text).explain_fusions("fxmlir-fuse-bias-add-activation")
+    assert (site.pass_name, site.op, site.location) == (
+        "fxmlir-fuse-bias-add-activation", "fxmlir.aten.gelu", "gelu")
+    assert site.pattern == "FuseBiasAddGeluPattern"
+    assert "'has one use'" in site.reason and site.others == []
 
 
 @pytest.mark.parametrize("args, message", [

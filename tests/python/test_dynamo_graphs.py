@@ -33,7 +33,7 @@ def fresh_dynamo():
 def fused_ops(dump_dir: Path, stage: str) -> Counter:
     """Fused ops per kind over every graph (and body) of a stage."""
     total: Counter = Counter()
-    for summary in dump_dir.glob(f"*/{stage}/**/summary.json"):
+    for summary in dump_dir.glob(f"*/graph_*/{stage}/**/summary.json"):
         total.update(json.loads(summary.read_text())["fused_ops"])
     return total
 
@@ -100,7 +100,7 @@ def test_gelu_written_out_fuses_with_its_bias(tmp_path, activation):
     check_like_eager(lambda x: activation(linear(x)), [x], tmp_path)
     assert fused_ops(tmp_path, "before_autodiff") == {"fxmlir.fused_bias_add_gelu": 1}
     assert fused_ops(tmp_path, "backward") == {"fxmlir.fused_bias_add_gelu_grad": 1}
-    forward = next(tmp_path.glob("*/forward/final.mlir")).read_text()
+    forward = next(tmp_path.glob("*/graph_*/forward/final.mlir")).read_text()
     assert "fxmlir.aten.tanh" not in forward and "fxmlir.aten.erf" not in forward
 
 
@@ -128,7 +128,7 @@ def test_autocast_region_casts_are_explicit_and_fuse(tmp_path):
     x = torch.randn(4, 8, requires_grad=True)
     check_like_eager(fn, [x], tmp_path, atol=2e-2, rtol=2e-2)
     assert fused_ops(tmp_path, "before_autodiff") == {"fxmlir.fused_bias_add_gelu": 1}
-    before = next(tmp_path.glob("*/before_autodiff/fx_after.py")).read_text()
+    before = next(tmp_path.glob("*/graph_*/before_autodiff/fx_after.py")).read_text()
     assert "_enter_autocast" not in before and "_to_copy" in before
 
 
@@ -150,7 +150,7 @@ def test_checkpointed_body_round_trips_and_fuses(tmp_path):
     block = nn.Sequential(nn.Linear(8, 16), nn.GELU())
     x = torch.randn(4, 8, requires_grad=True)
     check_like_eager(lambda x: checkpoint(block, x, use_reentrant=False), [x], tmp_path)
-    body = list(tmp_path.glob("*/before_autodiff/*/summary.json"))
+    body = list(tmp_path.glob("*/graph_*/before_autodiff/*/summary.json"))
     assert len(body) == 1
     assert json.loads(body[0].read_text())["fused_ops"] == {"fxmlir.fused_bias_add_gelu": 1}
 
@@ -170,9 +170,9 @@ def test_checkpointed_dropout_recomputes_the_forward_mask(tmp_path):
         out.backward(grad)
     kept = out != 0
     torch.testing.assert_close(x.grad, (grad * kept * 2.0) @ block[0].weight)
-    forward = next(tmp_path.glob("*/forward/fx_after.py")).read_text()
+    forward = next(tmp_path.glob("*/graph_*/forward/fx_after.py")).read_text()
     assert "run_and_save_rng_state" in forward
-    backward = next(tmp_path.glob("*/backward/fx_after.py")).read_text()
+    backward = next(tmp_path.glob("*/graph_*/backward/fx_after.py")).read_text()
     assert "run_with_rng_state" in backward
 
 

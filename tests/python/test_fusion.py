@@ -47,7 +47,7 @@ def train(model: nn.Module, step_fn, steps: int = STEPS) -> list[float]:
 
 
 def stage_files(dump_dir, stage: str) -> tuple[str, dict]:
-    (folder,) = dump_dir.glob(f"*/{stage}")
+    (folder,) = dump_dir.glob(f"*/graph_*/{stage}")
     return ((folder / "final.mlir").read_text(),
             json.loads((folder / "summary.json").read_text()))
 

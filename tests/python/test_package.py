@@ -1,12 +1,21 @@
-"""The installed package: its metadata pins the torch it was built against."""
+"""The installed package: its metadata pins the torch it was built against,
+names its license and authors and its commands, and every binary it ships
+finds its libraries relative to itself."""
 
 import importlib.metadata
+import shutil
+import subprocess
+from pathlib import Path
 
+import pytest
 import torch
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 import fxmlir
+
+PACKAGE = Path(fxmlir.__file__).parent
+BINARIES = sorted([*PACKAGE.glob("*.so"), PACKAGE / "fxmlir-opt"])
 
 
 def test_requires_the_torch_it_was_built_against():
@@ -17,3 +26,36 @@ def test_requires_the_torch_it_was_built_against():
 def test_this_torch_is_a_supported_one():
     assert Version(torch.__version__).public in SpecifierSet(fxmlir.SUPPORTED_TORCH)
     assert importlib.metadata.version("fxmlir") == fxmlir.__version__
+
+
+def test_metadata_names_license_authors_and_commands():
+    metadata = importlib.metadata.metadata("fxmlir")
+    assert metadata["License-Expression"] == "BSD-3-Clause"
+    assert metadata["Author"]
+    assert "LICENSE" in metadata.get_all("License-File")
+    scripts = {e.name: e.value for e in importlib.metadata.entry_points(group="console_scripts")
+               if e.value.startswith("fxmlir.")}
+    assert scripts == {"fxmlir": "fxmlir.cli:main", "fxmlir-opt": "fxmlir.cli:opt"}
+
+
+def dynamic_section(binary: Path) -> str:
+    return subprocess.run(["readelf", "-d", str(binary)], capture_output=True, text=True,
+                          check=True).stdout
+
+
+@pytest.mark.skipif(shutil.which("readelf") is None, reason="binutils' readelf is not installed")
+def test_binaries_have_only_origin_relative_runpaths():
+    names = {b.name for b in BINARIES}
+    assert {"_C", "libFxmlirCore.so", "libfxmlir_ops.so", "fxmlir-opt"} <= \
+        {n.split(".")[0] if n.startswith("_C") else n for n in names}
+    for binary in BINARIES:
+        section = dynamic_section(binary)
+        assert "(RPATH)" not in section, binary  # RUNPATH only: LD_LIBRARY_PATH still wins
+        for line in section.splitlines():
+            if "(RUNPATH)" in line:
+                paths = line.split("[", 1)[1].rstrip("]").split(":")
+                assert all(p.startswith("$ORIGIN") for p in paths), (binary, paths)
+    # The op library finds the core beside it and torch's libraries in the
+    # torch package next to fxmlir.
+    ops = dynamic_section(PACKAGE / "libfxmlir_ops.so")
+    assert "Library runpath: [$ORIGIN:$ORIGIN/../torch/lib]" in ops

@@ -120,7 +120,7 @@ class CustomOpModel(nn.Module):
 def test_custom_op_goes_through_the_generic_op(tmp_path):
     torch.manual_seed(0)
     compare_with_eager(CustomOpModel(), torch.randn(4, 8), dump_dir=tmp_path)
-    forward = (next(tmp_path.glob("*/forward")) / "final.mlir").read_text()
+    forward = (next(tmp_path.glob("*/graph_*/forward")) / "final.mlir").read_text()
     assert 'fxmlir.call "fxmlir_test::scaled_tanh.default"' in forward
 
 
@@ -140,5 +140,5 @@ def test_graph_break(tmp_path):
     torch.manual_seed(0)
     compare_with_eager(GraphBreak(), torch.randn(4, 8), dump_dir=tmp_path)
     # Two graphs, each with a forward and a backward.
-    assert len(list(tmp_path.glob("*/forward/final.mlir"))) == 2
-    assert len(list(tmp_path.glob("*/backward/final.mlir"))) == 2
+    assert len(list(tmp_path.glob("*/graph_*/forward/final.mlir"))) == 2
+    assert len(list(tmp_path.glob("*/graph_*/backward/final.mlir"))) == 2

@@ -14,7 +14,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/Timing.h"
-#include "mlir/Transforms/ViewOpGraph.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -55,6 +54,20 @@ std::vector<std::string> Context::dialectOps() const {
   return names;
 }
 
+
+void fxmlir::addPipeline(mlir::PassManager &pm, const std::string &pipeline) {
+  std::string parseErrors;
+  llvm::raw_string_ostream errorStream(parseErrors);
+  if (mlir::failed(mlir::parsePassPipeline(pipeline, pm, errorStream)))
+    throw Error("bad pass pipeline '" + pipeline + "': " + parseErrors);
+}
+
+void fxmlir::runPassManager(mlir::PassManager &pm, mlir::ModuleOp module,
+                            const std::string &pipeline) {
+  DiagnosticCollector diagnostics(module->getContext());
+  if (mlir::failed(pm.run(module)))
+    diagnostics.fail("pass pipeline '" + pipeline + "' failed");
+}
 
 Module::Module(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
 Module::Module(Module &&) noexcept = default;
@@ -169,19 +182,14 @@ std::vector<Module::PassRun> Module::runPipeline(const std::string &pipeline,
                                                  bool snapshots) {
   mlir::MLIRContext *ctx = impl->module->getContext();
   mlir::PassManager pm(ctx);
-  std::string parseErrors;
-  llvm::raw_string_ostream errorStream(parseErrors);
-  if (mlir::failed(mlir::parsePassPipeline(pipeline, pm, errorStream)))
-    throw Error("bad pass pipeline '" + pipeline + "': " + parseErrors);
+  addPipeline(pm, pipeline);
   std::vector<mlir::Pass *> passes;
   std::vector<std::string> texts;
   pm.enableIRPrinting(std::make_unique<PassRecorder>(passes, texts, snapshots));
   PassClock clock;
   mlir::TimingScope timing = clock.getRootScope();
   pm.enableTiming(timing);
-  DiagnosticCollector diagnostics(ctx);
-  if (mlir::failed(pm.run(*impl->module)))
-    diagnostics.fail("pass pipeline '" + pipeline + "' failed");
+  runPassManager(pm, *impl->module, pipeline);
   timing.stop();
   std::vector<PassRun> runs;
   for (auto [pass, text] : llvm::zip_equal(passes, texts))
@@ -191,18 +199,6 @@ std::vector<Module::PassRun> Module::runPipeline(const std::string &pipeline,
 }
 
 std::string Module::toJson() const { return moduleToJson(*impl->module); }
-
-std::string Module::toDot() const {
-  std::string dot;
-  llvm::raw_string_ostream os(dot);
-  mlir::PassManager pm(impl->module->getContext());
-  pm.addPass(mlir::createPrintOpGraphPass(os));
-  DiagnosticCollector diagnostics(impl->module->getContext());
-  if (mlir::failed(pm.run(*impl->module)))
-    diagnostics.fail("cannot draw the op graph");
-  os.flush();
-  return dot;
-}
 
 std::map<std::string, int64_t> Module::opCounts() const {
   std::map<std::string, int64_t> counts;

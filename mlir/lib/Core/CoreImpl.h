@@ -8,6 +8,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -25,6 +26,14 @@ struct fxmlir::Module::Impl {
 };
 
 namespace fxmlir {
+/// Adds a textual pipeline (fxmlir-opt syntax) to `pm`; throws Error naming
+/// a bad pass.
+void addPipeline(mlir::PassManager &pm, const std::string &pipeline);
+
+/// Runs `pm` on `module`; throws Error with the diagnostics of a failure.
+void runPassManager(mlir::PassManager &pm, mlir::ModuleOp module,
+                    const std::string &pipeline);
+
 /// Implements Module::toJson.
 std::string moduleToJson(mlir::ModuleOp module);
 

@@ -157,6 +157,14 @@ Object JsonExporter::exportOp(Operation *op) {
   // name keeps the exported graph readable and its nodes traceable.
   if (auto name = dyn_cast<NameLoc>(op->getLoc()))
     exported["loc"] = name.getName().str();
+  // A rewrite's op carries the locations of the ops it replaced.
+  if (auto fused = dyn_cast<FusedLoc>(op->getLoc())) {
+    Array names;
+    for (Location part : fused.getLocations())
+      if (auto name = dyn_cast<NameLoc>(part))
+        names.push_back(name.getName().str());
+    exported["fused_from"] = std::move(names);
+  }
   return exported;
 }
 

@@ -1,8 +1,7 @@
 //===- FuseBiasAddActivation.cpp - bias_add + activation fusion -----------===//
 
+#include "fxmlir/Transforms/FusionConfig.h"
 #include "fxmlir/Transforms/Passes.h"
-
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::fxmlir {
 #define GEN_PASS_DEF_FUSEBIASADDACTIVATION
@@ -14,7 +13,8 @@ struct FuseBiasAddActivationPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateBiasAddActivationFusionPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     fusionRewriteConfig())))
       signalPassFailure();
   }
 };

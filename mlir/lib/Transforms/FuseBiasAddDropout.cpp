@@ -1,8 +1,7 @@
 //===- FuseBiasAddDropout.cpp - bias_add + dropout fusion -----------------===//
 
+#include "fxmlir/Transforms/FusionConfig.h"
 #include "fxmlir/Transforms/Passes.h"
-
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::fxmlir {
 #define GEN_PASS_DEF_FUSEBIASADDDROPOUT
@@ -14,7 +13,8 @@ struct FuseBiasAddDropoutPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateBiasAddDropoutFusionPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     fusionRewriteConfig())))
       signalPassFailure();
   }
 };

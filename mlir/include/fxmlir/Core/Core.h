@@ -89,13 +89,37 @@ public:
   /// what the Python exporter rebuilds an FX graph from. Throws Error for an
   /// integer attribute that does not fit in 64 bits.
   std::string toJson() const;
-  /// The op graph in Graphviz dot syntax.
-  std::string toDot() const;
   /// How many ops of each name the module holds (functions and module
   /// excluded).
   std::map<std::string, int64_t> opCounts() const;
   /// A deep copy in the same context.
   Module clone() const;
+
+  /// A site a fusion pass tried its patterns on and left unfused: the root
+  /// op of the patterns, the pattern that came closest to matching and the
+  /// check it failed.
+  struct UnfusedSite {
+    /// The fusion pass, e.g. "fxmlir-fuse-bias-add-activation".
+    std::string pass;
+    /// The root op's name and location (its FX node's name).
+    std::string op;
+    std::string location;
+    /// The pattern that came closest: one whose ops all matched and a
+    /// constraint failed over one whose ops did not match; then the larger
+    /// pattern (DRR's benefit is its op count).
+    std::string pattern;
+    /// The check it failed, as the pattern reported it (a DRR constraint's
+    /// description), and the location of the op it failed at.
+    std::string reason;
+    std::string reasonLocation;
+    /// The other patterns tried at the site: "Pattern: reason".
+    std::vector<std::string> others;
+  };
+
+  /// Runs a pipeline as runPipeline does, listening to its fusion passes
+  /// (those applying patterns with fusionRewriteConfig), and returns the
+  /// sites they left unfused, in the order the passes first tried them.
+  std::vector<UnfusedSite> explainFusions(const std::string &pipeline);
 
   struct Impl;
 

@@ -1,0 +1,36 @@
+//===- FusionConfig.h - how fusion passes apply their patterns --*- C++ -*-===//
+//
+// Fusion passes apply their patterns with fusionRewriteConfig(), so that an
+// explain run (fxmlir::Module::explainFusions) sees every pattern attempt and
+// match failure of the real passes, not of a copy of their pattern sets.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FXMLIR_TRANSFORMS_FUSIONCONFIG_H
+#define FXMLIR_TRANSFORMS_FUSIONCONFIG_H
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::fxmlir {
+
+/// The greedy driver's default config, with the listener a
+/// ScopedFusionListener installed on this thread, if any.
+GreedyRewriteConfig fusionRewriteConfig();
+
+/// Makes fusionRewriteConfig() carry `listener` on this thread while alive.
+/// Pass managers of the core run passes on the calling thread (the context
+/// has threading disabled), so the fusion passes of a run see it.
+class ScopedFusionListener {
+public:
+  explicit ScopedFusionListener(RewriterBase::Listener *listener);
+  ~ScopedFusionListener();
+  ScopedFusionListener(const ScopedFusionListener &) = delete;
+  ScopedFusionListener &operator=(const ScopedFusionListener &) = delete;
+
+private:
+  RewriterBase::Listener *previous;
+};
+
+} // namespace mlir::fxmlir
+
+#endif // FXMLIR_TRANSFORMS_FUSIONCONFIG_H

@@ -1,0 +1,159 @@
+//===- Explain.cpp - why fusion sites did not fuse ------------------------===//
+//
+// Runs a pipeline with a rewrite listener on its fusion passes. The greedy
+// driver tells the listener which pattern it tries on which root op, why
+// the pattern failed (DRR reports the check that failed through
+// notifyMatchFailure) and which ops a rewrite erased; a root op that no
+// pattern rewrote is an unfused site.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CoreImpl.h"
+
+#include "fxmlir/Transforms/FusionConfig.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using UnfusedSite = ::fxmlir::Module::UnfusedSite;
+
+namespace {
+/// The name of a NameLoc (an FX node's name), or the location printed.
+std::string locationName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << loc;
+  return text;
+}
+
+/// "FuseBiasAddGeluPattern" for DRR's "mlir::fxmlir::(anonymous
+/// namespace)::FuseBiasAddGeluPattern".
+std::string patternName(const Pattern &pattern) {
+  StringRef name = pattern.getDebugName();
+  size_t colon = name.rfind("::");
+  return (colon == StringRef::npos ? name : name.drop_front(colon + 2)).str();
+}
+
+struct Attempt {
+  std::string pattern;
+  std::string reason;
+  std::string reasonLocation;
+  unsigned benefit;
+  /// DRR checks constraints after every op of the pattern matched.
+  bool failedConstraint;
+};
+
+struct Site {
+  std::string op;
+  std::string location;
+  std::vector<Attempt> attempts;
+};
+
+class FusionExplainer : public RewriterBase::Listener,
+                        public PassInstrumentation {
+public:
+  std::vector<UnfusedSite> sites;
+
+  void runBeforePass(Pass *pass, Operation *) override {
+    currentPass = pass->getArgument().str();
+  }
+
+  /// Ops of one pass are keyed by address: close the pass before another
+  /// may reuse the address of an op erased without notice.
+  void runAfterPass(Pass *, Operation *) override {
+    for (auto &[op, site] : open)
+      if (!site.attempts.empty())
+        sites.push_back(describe(site));
+    open.clear();
+  }
+
+  void runAfterPassFailed(Pass *pass, Operation *op) override {
+    runAfterPass(pass, op);
+  }
+
+  void notifyPatternBegin(const Pattern &pattern, Operation *op) override {
+    root = op;
+    current = Attempt{patternName(pattern), "", "",
+                      pattern.getBenefit().getBenefit(), false};
+    Site &site = open[op];
+    if (site.op.empty()) {
+      site.op = op->getName().getStringRef().str();
+      site.location = locationName(op->getLoc());
+    }
+  }
+
+  void
+  notifyMatchFailure(Location loc,
+                     function_ref<void(Diagnostic &)> reasonCallback) override {
+    if (!root || !current.reason.empty())
+      return;
+    Diagnostic diagnostic(loc, DiagnosticSeverity::Remark);
+    reasonCallback(diagnostic);
+    current.reason = diagnostic.str();
+    current.reasonLocation = locationName(loc);
+    current.failedConstraint =
+        StringRef(current.reason).contains("failed to satisfy constraint");
+  }
+
+  void notifyPatternEnd(const Pattern &, LogicalResult status) override {
+    Operation *op = std::exchange(root, nullptr);
+    auto it = open.find(op);
+    if (it == open.end())
+      return;
+    if (succeeded(status)) {
+      open.erase(it); // fused (its root is usually erased too)
+      return;
+    }
+    std::vector<Attempt> &attempts = it->second.attempts;
+    // The driver retries an op each time its neighbourhood changes.
+    bool seen = llvm::any_of(attempts, [&](const Attempt &a) {
+      return a.pattern == current.pattern && a.reason == current.reason;
+    });
+    if (!seen)
+      attempts.push_back(current);
+  }
+
+  void notifyOperationErased(Operation *op) override { open.erase(op); }
+
+private:
+  UnfusedSite describe(const Site &site) const {
+    std::vector<Attempt> ranked = site.attempts;
+    llvm::stable_sort(ranked, [](const Attempt &a, const Attempt &b) {
+      return std::make_pair(a.failedConstraint, a.benefit) >
+             std::make_pair(b.failedConstraint, b.benefit);
+    });
+    const Attempt &best = ranked.front();
+    UnfusedSite result{
+        currentPass,         site.op, site.location, best.pattern, best.reason,
+        best.reasonLocation, {}};
+    for (const Attempt &other : llvm::drop_begin(ranked))
+      result.others.push_back(other.pattern + ": " + other.reason);
+    return result;
+  }
+
+  std::string currentPass;
+  Operation *root = nullptr;
+  Attempt current;
+  llvm::MapVector<Operation *, Site> open;
+};
+} // namespace
+
+namespace fxmlir {
+std::vector<UnfusedSite> Module::explainFusions(const std::string &pipeline) {
+  mlir::PassManager pm(impl->module->getContext());
+  addPipeline(pm, pipeline);
+  auto explainer = std::make_unique<FusionExplainer>();
+  FusionExplainer *listener = explainer.get();
+  pm.addInstrumentation(std::move(explainer));
+  mlir::fxmlir::ScopedFusionListener scope(listener);
+  runPassManager(pm, *impl->module, pipeline);
+  return std::move(listener->sites);
+}
+} // namespace fxmlir

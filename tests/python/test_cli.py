@@ -1,0 +1,141 @@
+"""The command line: `fxmlir` / `python -m fxmlir` (report, show, explain,
+passes) and `fxmlir-opt` on PATH, run on a dump this test makes."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn as nn
+
+import fxmlir
+
+
+def installed_script(name: str) -> Path:
+    """Where pip installed a console script of the package (the
+    environment's scripts folder, on PATH once it is activated)."""
+    (script,) = [f for f in importlib.metadata.files("fxmlir")
+                 if f.name == name and f.parent.name == "bin"]
+    return Path(script.locate()).resolve()
+
+
+HAS_DOT = shutil.which("dot") is not None
+
+
+def fxmlir_cli(*args: str, env: dict[str, str] | None = None,
+               cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fxmlir", *args], capture_output=True,
+                          text=True, env=env, cwd=cwd, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def dump(tmp_path_factory) -> Path:
+    """A dump of a model whose GELU fuses with the bias add before it."""
+    folder = tmp_path_factory.mktemp("dumps")
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4))
+    compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(folder)))
+    compiled(torch.randn(4, 8)).sum().backward()
+    torch._dynamo.reset()
+    return folder
+
+
+def test_console_scripts_are_installed():
+    result = subprocess.run([installed_script("fxmlir-opt"), "--help"], capture_output=True,
+                            text=True)
+    assert result.returncode == 0 and "fxmlir-fuse-bias-add-activation" in result.stdout
+    result = subprocess.run([installed_script("fxmlir"), "passes"], capture_output=True,
+                            text=True)
+    assert result.returncode == 0 and "fxmlir-recompose" in result.stdout
+
+
+def test_report_tables_the_round_trips(dump):
+    result = fxmlir_cli("report", str(dump))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    # The gelu before autodiff, again in the forward graph, its gradient.
+    assert "3 round trips, 3 fused ops, 0 fallbacks" in out
+    for stage in ("before_autodiff", "forward", "backward"):
+        assert f"graph_0_0_0/{stage}" in out
+    assert "fused_bias_add_gelu x1" in out and "fused_bias_add_gelu_grad x1" in out
+    # One run folder works as well as the dump directory.
+    (run,) = dump.iterdir()
+    assert fxmlir_cli("report", str(run)).stdout == out
+
+
+def test_report_of_a_folder_without_dumps_says_so(tmp_path):
+    result = fxmlir_cli("report", str(tmp_path))
+    assert result.returncode == 1 and "no fxmlir dump under" in result.stderr
+
+
+def test_show_prints_the_dot_with_fx_names(dump):
+    (stage,) = dump.glob("*/graph_0_0_0/forward")
+    result = fxmlir_cli("show", str(stage))
+    assert result.returncode == 0, result.stderr
+    dot = result.stdout
+    assert dot.startswith("digraph")
+    assert "primals_1 (0.weight)" in dot  # the parameter's name in the model
+    assert "tensor<4x16xf32, cpu>" in dot  # full types
+    assert "fxmlir.fused_bias_add_gelu" in dot and "#ffcc80" in dot  # fused, highlighted
+
+
+@pytest.mark.skipif(not HAS_DOT, reason="graphviz's dot is not installed")
+def test_show_renders_svg_and_dumps_have_one(dump, tmp_path):
+    (stage,) = dump.glob("*/graph_0_0_0/forward")
+    assert "<svg" in (stage / "graph.svg").read_text()
+    svg = tmp_path / "g.svg"
+    result = fxmlir_cli("show", str(stage / "final.mlir"), "--svg", "-o", str(svg))
+    assert result.returncode == 0, result.stderr
+    assert "<svg" in svg.read_text()
+
+
+def test_show_without_graphviz_says_what_is_missing(dump, tmp_path):
+    (stage,) = dump.glob("*/graph_0_0_0/forward")
+    # A PATH with python but no dot.
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "python").symlink_to(sys.executable)
+    env = {**os.environ, "PATH": str(tmp_path / "bin")}
+    result = fxmlir_cli("show", str(stage), "--svg", env=env)
+    assert result.returncode == 1
+    assert "graphviz's `dot` is not installed" in result.stderr
+
+
+SCRIPT = textwrap.dedent("""
+    import torch, torch.nn as nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(8, 16)
+            self.fc2 = nn.Linear(8, 16)
+
+        def forward(self, x):
+            h = self.fc1(x)
+            y = nn.functional.gelu(self.fc2(x))   # fuses
+            return nn.functional.gelu(h) + h + y  # h is used twice: cannot fuse
+
+    torch.manual_seed(0)
+    model = torch.compile(Block())  # no backend named: explain routes it
+    model(torch.randn(4, 8)).sum().backward()
+""")
+
+
+def test_explain_names_the_closest_pattern_and_the_failed_check(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    result = fxmlir_cli("explain", str(script), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if "FuseBiasAddGeluPattern" in line]
+    # The unfused gelu, before autodiff and in the forward graph; the fused
+    # one is no site.
+    assert len(lines) == 2, result.stdout
+    for line in lines:
+        assert "gelu " in line and "'has one use'" in line

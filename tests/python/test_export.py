@@ -1,0 +1,102 @@
+"""fxmlir.optimize for torch.export users: the fusions survive export,
+save and load in a fresh process; a program that needs fxmlir's ops says so
+when they cannot load; the dumped fx_after.py runs on its own."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+import torch.nn as nn
+
+import fxmlir
+from torch.fx.experimental.proxy_tensor import make_fx
+
+
+def make_model() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 2))
+
+
+def fused_targets(gm: torch.fx.GraphModule) -> list[str]:
+    return [str(n.target) for n in gm.graph.nodes
+            if n.op == "call_function" and str(n.target).startswith("fxmlir.")]
+
+
+def run(code: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_", "FXMLIR_"))}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=environ,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_optimize_a_graph_module():
+    model = make_model()
+    params = [p.detach() for p in model.parameters()]
+    x = torch.randn(4, 8)
+
+    def forward(w1, b1, w2, b2, x):
+        return nn.functional.linear(nn.functional.gelu(nn.functional.linear(x, w1, b1)), w2, b2)
+
+    graph = make_fx(forward, tracing_mode="fake")(*params, x)
+    optimized = fxmlir.optimize(graph)
+    assert fused_targets(optimized) == ["fxmlir.fused_bias_add_gelu.default"]
+    torch.testing.assert_close(optimized(*params, x), model(x))
+
+
+def test_exported_program_keeps_its_fusions_through_save_and_load(tmp_path):
+    model = make_model()
+    x = torch.randn(4, 8)
+    ep = fxmlir.optimize(torch.export.export(model, (x,)))
+    assert fused_targets(ep.graph_module) == ["fxmlir.fused_bias_add_gelu.default"]
+    torch.testing.assert_close(ep.module()(x), model(x))
+    torch.export.save(ep, tmp_path / "model.pt2")
+    torch.save({"x": x, "expected": model(x).detach()}, tmp_path / "io.pt")
+    # A fresh process that never imports fxmlir: torch.ops.fxmlir loads it.
+    result = run(f"""
+        import sys, torch
+        ep = torch.export.load({str(tmp_path / "model.pt2")!r})
+        io = torch.load({str(tmp_path / "io.pt")!r})
+        torch.testing.assert_close(ep.module()(io["x"]), io["expected"])
+        assert "fxmlir.ops" in sys.modules
+        print([str(n.target) for n in ep.graph.nodes if "fxmlir" in str(n.target)])
+    """)
+    assert result.returncode == 0, result.stderr
+    assert "fxmlir.fused_bias_add_gelu.default" in result.stdout
+
+
+def test_a_program_whose_fxmlir_ops_cannot_load_names_fxmlir(tmp_path):
+    ep = fxmlir.optimize(torch.export.export(make_model(), (torch.randn(4, 8),)))
+    torch.export.save(ep, tmp_path / "model.pt2")
+    result = run(f"""
+        import sys, torch
+        sys.modules["fxmlir.ops"] = None  # as if the op library were missing
+        torch.export.load({str(tmp_path / "model.pt2")!r})
+    """)
+    assert result.returncode != 0
+    assert "torch.ops.fxmlir.fused_bias_add_gelu is an op of fxmlir, whose op library did " \
+           "not load" in result.stderr
+
+
+def test_optimize_rejects_what_it_cannot_take():
+    with pytest.raises(TypeError, match="GraphModule or a torch.export.ExportedProgram"):
+        fxmlir.optimize(make_model())
+    with pytest.raises(ValueError, match="stage='training' is invalid"):
+        fxmlir.optimize(torch.fx.symbolic_trace(make_model()), stage="training")
+
+
+def test_dumped_fx_after_runs_on_its_own(tmp_path):
+    model = make_model()
+    compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    compiled(torch.randn(4, 8)).sum().backward()
+    for stage in ("before_autodiff", "forward", "backward"):
+        (script,) = tmp_path.glob(f"*/graph_*/{stage}/fx_after.py")
+        result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                                timeout=300, cwd=tmp_path)
+        assert result.returncode == 0, (stage, result.stderr)
+        assert "output 0: (4, 2)" in result.stdout or stage == "backward"
+    assert "fused_bias_add_gelu" in next(tmp_path.glob("*/graph_*/forward/fx_after.py")) \
+        .read_text()
