@@ -160,7 +160,7 @@ def _dump_counts(dump_dir: Path) -> tuple[dict[str, Counter], int]:
 
 
 def train_both(entry: ZooModel, autocast: bool, dropout: float = 0.0,
-               passes: str = "default") -> tuple[Run, list[float]]:
+               passes: str = "default", codegen: bool = False) -> tuple[Run, list[float]]:
     """The model trained through fxmlir, and its eager twin's losses."""
     torch.manual_seed(0)
     model = entry.build(dropout).train()
@@ -169,7 +169,8 @@ def train_both(entry: ZooModel, autocast: bool, dropout: float = 0.0,
     torch._dynamo.reset()
     with tempfile.TemporaryDirectory() as folder:
         compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=folder,
-                                                               passes=passes))
+                                                               passes=passes,
+                                                               codegen=codegen))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", FallbackWarning)
             losses = _train(model, compiled, inputs, autocast)

@@ -72,6 +72,20 @@ PYBIND11_MODULE(_C, m) {
         return result;
       },
       "Counters of the process's JIT (torch.ops.fxmlir.mlir_jit's).");
+  m.def(
+      "jit_compile_cpu",
+      [](py::handle module, py::handle function) {
+        std::string text = textArgument(module, "jit_compile_cpu", "module");
+        std::string name =
+            textArgument(function, "jit_compile_cpu", "function");
+        py::gil_scoped_release release;
+        fxmlir::jit::Jit &jit = fxmlir::jit::Jit::shared();
+        jit.compileCpu(text, name, jit.analyze(text, name).inputs);
+      },
+      py::arg("module"), py::arg("function"),
+      "Compile a JIT region for the CPU as mlir_jit's CPU kernel will (so "
+      "that its first call finds the code cached); raises Error when it "
+      "cannot.");
 
   py::class_<fxmlir::Module::UnfusedSite>(m, "UnfusedSite")
       .def_readonly("pass_name", &fxmlir::Module::UnfusedSite::pass)

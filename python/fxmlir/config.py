@@ -10,7 +10,9 @@ by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 |                       |           | backward                                     |         |
 | FXMLIR_DUMP_DIR       | dump_dir  | a writable directory (created if missing)    | unset   |
 | FXMLIR_LOG_LEVEL      | log_level | removed: TORCH_LOGS=fxmlir or +fxmlir        |         |
-| FXMLIR_CODEGEN_FUSERS |           | 0                                            | 0       |
+| FXMLIR_CODEGEN_FUSERS | codegen   | 0, 1 (option: False, True): JIT regions      | 0       |
+|                       |           | after autodiff                               |         |
+| FXMLIR_CACHE_DIR      |           | a writable directory (created if missing)    | $XDG_CACHE_HOME/fxmlir or ~/.cache/fxmlir |
 
 FXMLIR_ROUND_TRIP is read at each torch.compile call; the others each time
 a graph is compiled. fxmlir logs through torch._logging (fxmlir/logs.py).
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
     from fxmlir.passes import Selection
 
 STAGES = ("before_autodiff", "forward", "backward")
-OPTIONS = ("passes", "stages", "dump_dir")
+OPTIONS = ("passes", "stages", "dump_dir", "codegen")
 # Settings that were removed, and what replaced them.
 REMOVED = {
     "FXMLIR_LOG_LEVEL": "fxmlir logs through torch._logging: TORCH_LOGS=fxmlir for info, "
@@ -90,8 +92,8 @@ def parse_passes(what: str, value: Any) -> Selection:
 
 
 def parse_dump_dir(what: str, value: Any) -> Path | None:
-    """A directory fxmlir can write dumps into (created at the first dump),
-    or None for no dumps."""
+    """A directory fxmlir can write into (created at the first write), or
+    None for none."""
     if value is None or value == "":
         return None
     if not isinstance(value, (str, os.PathLike)):
@@ -116,7 +118,14 @@ def _default_selection() -> Selection:
     return Selection()
 
 
-_PARSERS = {"passes": parse_passes, "stages": parse_stages, "dump_dir": parse_dump_dir}
+def parse_codegen(what: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{what} must be True or False, got {type(value).__name__} {value!r}")
+    return value
+
+
+_PARSERS = {"passes": parse_passes, "stages": parse_stages, "dump_dir": parse_dump_dir,
+            "codegen": parse_codegen}
 
 
 @dataclass(frozen=True)
@@ -124,16 +133,20 @@ class Options:
     passes: Selection = field(default_factory=_default_selection)
     stages: frozenset[str] = field(default_factory=lambda: frozenset(STAGES))
     dump_dir: Path | None = None
+    codegen: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Options":
-        _choice("FXMLIR_CODEGEN_FUSERS", environ.get("FXMLIR_CODEGEN_FUSERS", "0"), ("0",))
+        # Read by the JIT in the core; checked here, where it is given.
+        parse_dump_dir("FXMLIR_CACHE_DIR", environ.get("FXMLIR_CACHE_DIR"))
         if "FXMLIR_LOG_LEVEL" in environ:
             raise _removed("FXMLIR_LOG_LEVEL")
         return cls(
             passes=parse_passes("FXMLIR_PASSES", environ.get("FXMLIR_PASSES", "default")),
             stages=parse_stages("FXMLIR_STAGES", environ.get("FXMLIR_STAGES", ",".join(STAGES))),
             dump_dir=parse_dump_dir("FXMLIR_DUMP_DIR", environ.get("FXMLIR_DUMP_DIR")),
+            codegen=_choice("FXMLIR_CODEGEN_FUSERS",
+                            environ.get("FXMLIR_CODEGEN_FUSERS", "0"), ("0", "1")) == "1",
         )
 
     def updated(self, overrides: Mapping[str, Any] | None) -> "Options":

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import operator
-from typing import Any
+from typing import Any, Mapping
 
 import torch
 import torch.fx as fx
@@ -29,8 +29,10 @@ class ExportFailure(RuntimeError):
 
 
 class _GraphBuilder:
-    def __init__(self, imported: ImportedGraph, original: fx.GraphModule) -> None:
+    def __init__(self, imported: ImportedGraph, original: fx.GraphModule,
+                 jit_functions: Mapping[str, str]) -> None:
         self.imported = imported
+        self.jit_functions = jit_functions
         self.original = {n.name: n for n in original.graph.nodes}
         self.graph_fake_modes = [
             v.fake_mode for n in original.graph.nodes
@@ -62,6 +64,13 @@ class _GraphBuilder:
             self._bind(node, op, single=True)
             return
         operands = [self.value(i) for i in op["operands"]]
+        if name == "fxmlir.mlir_jit":  # a JIT region: the call carries its function
+            callee = op["attributes"]["callee"]["symbol"]
+            node = self.graph.call_function(
+                torch.ops.fxmlir.mlir_jit.default,
+                (self.jit_functions[callee], callee, operands), name=callee)
+            self._bind(node, op, single=False)
+            return
         if name == "fxmlir.call":
             target = op["attributes"]["target"]["str"]
             opcode, fn = self.imported.callables[target]
@@ -153,11 +162,12 @@ def _is_tensor_node(value: Any) -> bool:
     return isinstance(val, torch.Tensor)
 
 
-def export_graph(module_json: dict, imported: ImportedGraph,
-                 original: fx.GraphModule) -> fx.GraphModule:
-    """Rebuilds `original` (whose import is `imported`) from the module."""
+def export_graph(module_json: dict, imported: ImportedGraph, original: fx.GraphModule,
+                 jit_functions: Mapping[str, str] | None = None) -> fx.GraphModule:
+    """Rebuilds `original` (whose import is `imported`) from the module;
+    `jit_functions` holds the text of the regions its mlir_jit ops call."""
     (function,) = [f for f in module_json["functions"] if f["name"] == imported.func_name]
-    builder = _GraphBuilder(imported, original)
+    builder = _GraphBuilder(imported, original, jit_functions or {})
     placeholders = [n for n in original.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(function["arguments"]):
         raise ExportFailure(f"@{imported.func_name} has {len(function['arguments'])} "

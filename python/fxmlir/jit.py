@@ -18,7 +18,15 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from fxmlir import _C, importer
 import fxmlir.ops  # noqa: F401  (loads torch.ops.fxmlir)
 
-__all__ = ["JitGraph", "function_text", "outline", "stats"]
+__all__ = ["JitGraph", "function_text", "outline", "region_functions", "stats"]
+
+
+def region_functions(module: _C.Module) -> dict[str, str]:
+    """The text of every outlined region of `module`, by function name."""
+    text = str(module)
+    return {f["name"]: function_text(text, f["name"])
+            for f in json.loads(module.to_json())["functions"]
+            if f"func.func private @{f['name']}(" in text}
 
 
 def function_text(module_text: str, name: str) -> str:

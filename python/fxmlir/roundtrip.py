@@ -11,6 +11,7 @@ import json
 import tempfile
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
 
@@ -27,6 +28,9 @@ from fxmlir.importer import import_graph
 from fxmlir.opkinds import is_fused_op
 from fxmlir.report import RoundTripRecord
 from fxmlir.standalone import standalone_source
+
+# Codegen's pass: run after autodiff, not selected by name (config.codegen).
+_OUTLINE = "fxmlir-outline-jit-regions"
 
 
 class FallbackWarning(UserWarning):
@@ -69,21 +73,27 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     ops_before = _op_counts(module)
     dumper.module("imported", str(module) if dumper.enabled else "")
     explain.collect(module, options.passes, stage, f"{graph_id}/{label}")
-    passes = options.passes.for_stage(stage)
-    if passes:
+    passes = list(options.passes.for_stage(stage))
+    pipeline = [options.passes.pipeline(stage)] if passes else []
+    if options.codegen and stage != "before_autodiff":
+        # After autodiff regions need no autograd formula. mlir_jit has CPU
+        # kernels only so far.
+        passes.append(_OUTLINE)
+        pipeline.append(f"{_OUTLINE}{{device-types=cpu}}")
+    if pipeline:
         # One PassManager for the stage; MLIR's instrumentation reports each
         # pass's time and, when dumping, the module it left.
-        for run in module.run_pipeline(options.passes.pipeline(stage),
-                                       snapshots=dumper.enabled):
+        for run in module.run_pipeline(",".join(pipeline), snapshots=dumper.enabled):
             times[run.pass_name] = times.get(run.pass_name, 0.0) + run.milliseconds
             dumper.module(run.pass_name, run.module_after)
+    regions = _compile_regions(module, times)
     start = time.perf_counter()
     module_json = json.loads(module.to_json())
-    exported = export_graph(module_json, imported, gm)
+    exported = export_graph(module_json, imported, gm, regions)
     times["export"] = (time.perf_counter() - start) * 1e3
     ops_after = _op_counts(module)
     summary = {
-        "graph": graph_id, "label": label, "stage": stage, "passes": list(passes),
+        "graph": graph_id, "label": label, "stage": stage, "passes": passes,
         "ops_before": ops_before, "ops_after": ops_after,
         "fused_ops": _fused_counts(ops_after),
         "typed_ops_imported": imported.typed_ops,
@@ -103,14 +113,47 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     return exported
 
 
+class JitCompileFailure(RuntimeError):
+    """A JIT region did not compile: the round trip is redone without them."""
+
+
+def _compile_regions(module: _C.Module, times: dict[str, float]) -> dict[str, str]:
+    """Compiles each JIT region of `module` now, as mlir_jit would at its
+    first call (which then finds the code cached), so that a region that
+    does not compile costs only the JIT, not the graph. Returns the regions'
+    text by name."""
+    if "fxmlir.mlir_jit" not in module.op_counts():
+        return {}
+    from fxmlir import jit  # loads the op library; only needed with regions
+
+    start = time.perf_counter()
+    regions = jit.region_functions(module)
+    for name, text in regions.items():
+        try:
+            _C.jit_compile_cpu(text, name)
+        except _C.Error as e:
+            raise JitCompileFailure(f"JIT region @{name}: {e}") from e
+    times["jit"] = (time.perf_counter() - start) * 1e3
+    return regions
+
+
 def round_trip_or_fallback(gm: fx.GraphModule, graph_id: str, stage: str,
                            options: Options, label: str | None = None,
                            input_names: Mapping[str, str] | None = None) -> fx.GraphModule:
-    """round_trip(), or `gm` itself with a FallbackWarning if that fails."""
+    """round_trip(), or `gm` itself with a FallbackWarning if that fails;
+    when only a JIT region fails to compile, the round trip without JIT
+    regions."""
     latest: list[str | _C.Module] = []
     label = label or stage
     try:
-        return round_trip(gm, graph_id, stage, options, latest, label, input_names)
+        try:
+            return round_trip(gm, graph_id, stage, options, latest, label, input_names)
+        except JitCompileFailure as e:
+            warnings.warn(f"fxmlir: {graph_id}/{label}: no JIT regions: {e}",
+                          FallbackWarning, stacklevel=2)
+            latest.clear()
+            return round_trip(gm, graph_id, stage, replace(options, codegen=False), latest,
+                              label, input_names)
     except Exception as e:  # noqa: BLE001 - any failure must fall back
         reason = f"{type(e).__name__}: {e}"
         where = _dump_failure(options, graph_id, label, stage, reason, gm.code, latest)

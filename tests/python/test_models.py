@@ -47,3 +47,15 @@ def test_dropout_after_a_bias_fuses_in_gpt2():
     assert run.fused["forward"]["fxmlir.random_mask_like"] == 4
     # Other masks than eager's: the loss falls all the same.
     assert run.losses[-1] < run.losses[0]
+
+
+def test_gpt2_trains_like_eager_with_jit_regions():
+    (gpt2,) = [m for m in model_zoo.MODELS if m.name == "gpt2"]
+    run, eager_losses = model_zoo.train_both(gpt2, autocast=False, codegen=True)
+    assert run.fallbacks == []
+    torch.testing.assert_close(run.losses, eager_losses, **TOLERANCE[False])
+    # Layer norms with their residual adds, the attention's scale, mask and
+    # softmax, the loss: regions in both graphs, next to the GELU fusions.
+    assert run.fused["forward"]["fxmlir.mlir_jit"] > 0
+    assert run.fused["backward"]["fxmlir.mlir_jit"] > 0
+    assert run.fused["forward"]["fxmlir.fused_bias_add_gelu"] == gpt2.gelu_bias_sites

@@ -180,12 +180,12 @@ static void outline(ArrayRef<Operation *> region, SymbolTable &symbols) {
   MLIRContext *ctx = last->getContext();
   OpBuilder builder(ctx);
   auto types = [](auto values) {
-    return llvm::to_vector(llvm::map_range(
-        values, [](Value value) { return value.getType(); }));
+    return llvm::to_vector(
+        llvm::map_range(values, [](Value value) { return value.getType(); }));
   };
-  auto func = func::FuncOp::create(builder, last->getLoc(), regionName(region),
-                                   FunctionType::get(ctx, types(inputs),
-                                                     types(outputs)));
+  auto func = func::FuncOp::create(
+      builder, last->getLoc(), regionName(region),
+      FunctionType::get(ctx, types(inputs), types(outputs)));
   func.setPrivate();
   symbols.insert(func);
   Block *body = func.addEntryBlock();
@@ -195,8 +195,8 @@ static void outline(ArrayRef<Operation *> region, SymbolTable &symbols) {
   for (Operation *op : region) {
     for (Value operand : op->getOperands())
       if (isa<NoneType>(operand.getType()) && !mapping.contains(operand))
-        mapping.map(operand, builder.clone(*operand.getDefiningOp())
-                                 ->getResult(0));
+        mapping.map(operand,
+                    builder.clone(*operand.getDefiningOp())->getResult(0));
     builder.clone(*op, mapping);
   }
   func::ReturnOp::create(
@@ -241,10 +241,23 @@ struct OutlineJitRegionsPass
         outlineBlock(block, symbols);
   }
 
+  /// Whether the op lowers and lives on a device type regions may run on.
+  bool isCandidate(Operation *op) {
+    if (!getJitOpKind(op))
+      return false;
+    if (deviceTypes.empty())
+      return true;
+    for (Type type : op->getResultTypes())
+      if (DeviceAttr device = getDevice(type);
+          !device || !llvm::is_contained(deviceTypes, device.getType()))
+        return false;
+    return true;
+  }
+
   void outlineBlock(Block &block, SymbolTable &symbols) {
     RegionBuilder builder(block);
     for (Operation &op : block)
-      if (getJitOpKind(&op))
+      if (isCandidate(&op))
         builder.add(&op);
     bool changed = false;
     for (SmallVector<Operation *> &region : builder.takeRegions()) {

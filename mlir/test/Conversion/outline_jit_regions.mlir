@@ -1,3 +1,4 @@
+// RUN: fxmlir-opt %s -split-input-file --fxmlir-outline-jit-regions="device-types=cpu" | FileCheck %s --check-prefix=DEVICES
 // RUN: fxmlir-opt %s --fxmlir-outline-jit-regions --split-input-file | FileCheck %s
 
 !t = tensor<8x64xf32, #fxmlir.device<"cpu">>
@@ -192,4 +193,22 @@ func.func @f64_on_cuda(%x: tensor<8xf64, #fxmlir.device<"cpu">>, %y: tensor<8xf6
   %2 = fxmlir.aten.tanh %y : (tensor<8xf64, #fxmlir.device<"cuda:0">>) -> tensor<8xf64, #fxmlir.device<"cuda:0">>
   %3 = fxmlir.aten.erf %2 : (tensor<8xf64, #fxmlir.device<"cuda:0">>) -> tensor<8xf64, #fxmlir.device<"cuda:0">>
   return %1, %3 : tensor<8xf64, #fxmlir.device<"cpu">>, tensor<8xf64, #fxmlir.device<"cuda:0">>
+}
+
+// -----
+
+// With device-types=cpu (mlir_jit's kernels today), a CUDA chain stays as
+// it is; the CPU chain beside it is outlined.
+// DEVICES-LABEL: func.func @cpu_only
+// DEVICES: fxmlir.mlir_jit @jit_add_tanh
+// DEVICES-NOT: fxmlir.mlir_jit
+// DEVICES: fxmlir.aten.add.Tensor %arg1
+// DEVICES-NEXT: fxmlir.aten.tanh
+func.func @cpu_only(%x: tensor<8x64xf32, #fxmlir.device<"cpu">>, %y: tensor<8x64xf32, #fxmlir.device<"cuda:0">>)
+    -> (tensor<8x64xf32, #fxmlir.device<"cpu">>, tensor<8x64xf32, #fxmlir.device<"cuda:0">>) {
+  %0 = fxmlir.aten.add.Tensor %x, %x {alpha = 1 : i64} : (tensor<8x64xf32, #fxmlir.device<"cpu">>, tensor<8x64xf32, #fxmlir.device<"cpu">>) -> tensor<8x64xf32, #fxmlir.device<"cpu">>
+  %1 = fxmlir.aten.tanh %0 : (tensor<8x64xf32, #fxmlir.device<"cpu">>) -> tensor<8x64xf32, #fxmlir.device<"cpu">>
+  %2 = fxmlir.aten.add.Tensor %y, %y {alpha = 1 : i64} : (tensor<8x64xf32, #fxmlir.device<"cuda:0">>, tensor<8x64xf32, #fxmlir.device<"cuda:0">>) -> tensor<8x64xf32, #fxmlir.device<"cuda:0">>
+  %3 = fxmlir.aten.tanh %2 : (tensor<8x64xf32, #fxmlir.device<"cuda:0">>) -> tensor<8x64xf32, #fxmlir.device<"cuda:0">>
+  return %1, %3 : tensor<8x64xf32, #fxmlir.device<"cpu">>, tensor<8x64xf32, #fxmlir.device<"cuda:0">>
 }

@@ -34,6 +34,9 @@ def OutlineJitRegions : Pass<"fxmlir-outline-jit-regions", "::mlir::ModuleOp"> {
            "Outline only regions with at least this many ops that compute "
            "(detach/alias not counted): one op alone fuses nothing and its "
            "torch kernel is already as good">,
+    ListOption<"deviceTypes", "device-types", "std::string",
+               "Outline only ops on these device types (\"cpu\", \"cuda\"; "
+               "all that lower when empty): those mlir_jit has kernels for">,
   ];
   let dependentDialects = ["::mlir::fxmlir::FxmlirDialect",
                            "::mlir::func::FuncDialect"];

@@ -13,6 +13,8 @@
 #include "fxmlir/Conversion/Passes.h"
 #include "fxmlir/Dialect/FxmlirDialect.h"
 
+#include "fxmlir/Support/Dims.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -58,9 +60,10 @@ jit::normalizeDims(std::optional<ArrayRef<int64_t>> dims, int64_t rank) {
     return llvm::to_vector(llvm::seq<int64_t>(0, rank));
   SmallVector<int64_t> normalized;
   for (int64_t dim : *dims) {
-    if (dim < -rank || dim >= rank)
+    std::optional<int64_t> normalizedDim = ::fxmlir::normalizeDim(dim, rank);
+    if (!normalizedDim)
       return std::nullopt;
-    normalized.push_back(dim < 0 ? dim + rank : dim);
+    normalized.push_back(*normalizedDim);
   }
   llvm::sort(normalized);
   if (std::adjacent_find(normalized.begin(), normalized.end()) !=
@@ -69,7 +72,7 @@ jit::normalizeDims(std::optional<ArrayRef<int64_t>> dims, int64_t rank) {
   return normalized;
 }
 
-std::optional<JitOpKind> fxmlir::getJitOpKind(Operation *op) {
+std::optional<JitOpKind> mlir::fxmlir::getJitOpKind(Operation *op) {
   const OpLowering *lowering = lookupLowering(op);
   if (!lowering || op->getNumResults() == 0)
     return std::nullopt;

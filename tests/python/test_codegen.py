@@ -1,0 +1,103 @@
+"""codegen=True / FXMLIR_CODEGEN_FUSERS=1: JIT regions after autodiff in a
+compiled training step (the regions themselves: test_mlir_jit.py)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+
+import fxmlir
+import fxmlir.jit
+from fxmlir import _C
+from fxmlir.config import Options
+from fxmlir.roundtrip import FallbackWarning
+
+
+class Block(nn.Module):
+    """A residual layer norm and a scaled, gated softmax: chains that no
+    hand-written fusion covers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(64)
+        self.proj = nn.Linear(64, 64, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.proj(self.norm(x + 1.0))
+        return torch.softmax(h * 0.125, -1) * torch.sigmoid(h)
+
+
+def summaries(dump_dir) -> dict[str, dict]:
+    return {s["stage"]: s for s in (json.loads(p.read_text())
+                                    for p in dump_dir.glob("*/*/*/summary.json"))}
+
+
+def train_steps(tmp_path, batches=(8, 8), **options):
+    torch.manual_seed(0)
+    model = Block()
+    eager = copy.deepcopy(model)
+    compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(tmp_path), **options))
+    for batch in batches:
+        x = torch.randn(batch, 64)
+        out, ref = compiled(x), eager(x)
+        torch.testing.assert_close(out, ref)
+        out.square().sum().backward()
+        ref.square().sum().backward()
+        for p, q in zip(model.parameters(), eager.parameters()):
+            torch.testing.assert_close(p.grad, q.grad)
+    return summaries(tmp_path)
+
+
+def test_training_step_runs_jit_regions_like_eager(tmp_path):
+    def prepared() -> int:  # compiled now, or loaded from an earlier run
+        stats = fxmlir.jit.stats()
+        return stats["compiled"] + stats["disk_hits"]
+
+    before = prepared()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        stages = train_steps(tmp_path, codegen=True)
+    assert stages["forward"]["fused_ops"]["fxmlir.mlir_jit"] == 2
+    assert stages["backward"]["fused_ops"]["fxmlir.mlir_jit"] >= 1
+    assert "fxmlir-outline-jit-regions" in stages["forward"]["passes"]
+    # Before autodiff regions would need autograd formulas: none there.
+    assert "fxmlir.mlir_jit" not in stages["before_autodiff"]["fused_ops"]
+    # Compiled during the round trip, once per region: the steps compile
+    # nothing more.
+    assert 0 < prepared() - before <= 3
+    assert stages["forward"]["time_ms"]["jit"] > 0
+
+
+def test_without_codegen_no_regions(tmp_path):
+    stages = train_steps(tmp_path)
+    assert "fxmlir.mlir_jit" not in stages["forward"]["fused_ops"]
+    assert "fxmlir-outline-jit-regions" not in stages["forward"]["passes"]
+
+
+def test_a_region_that_does_not_compile_costs_only_the_regions(tmp_path, monkeypatch):
+    def fail(module, function):
+        raise _C.Error(f"no code for @{function}")
+
+    monkeypatch.setattr(_C, "jit_compile_cpu", fail)
+    with pytest.warns(FallbackWarning, match=r"no JIT regions: JIT region @jit_\w+: no code"):
+        stages = train_steps(tmp_path, batches=(8,), codegen=True)
+    assert "fxmlir.mlir_jit" not in stages["forward"]["fused_ops"]
+
+
+def test_codegen_settings(tmp_path):
+    assert Options.from_env({"FXMLIR_CODEGEN_FUSERS": "1"}).codegen
+    assert not Options.from_env({}).codegen
+    with pytest.raises(ValueError, match="FXMLIR_CODEGEN_FUSERS='yes' is invalid; accepted "
+                                         "values: 0, 1"):
+        Options.from_env({"FXMLIR_CODEGEN_FUSERS": "yes"})
+    with pytest.raises(TypeError, match="option 'codegen' must be True or False, got str"):
+        fxmlir.backend(codegen="1")
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    with pytest.raises(ValueError, match="FXMLIR_CACHE_DIR=.* is not a directory"):
+        Options.from_env({"FXMLIR_CACHE_DIR": str(blocked / "cache")})
