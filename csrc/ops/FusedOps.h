@@ -36,6 +36,23 @@ enum class Device { Meta, CPU, CUDA };
 ///   static void bias(Op, const T *x, const T *bias, T *out,
 ///                    kernels::BiasBroadcast, const Others *...);
 ///   static void randomMask(bool *mask, int64_t numel, double p);
+///   // out = op(x + bias, keep, residual...) with the keep flags drawn
+///   // inside; mask: packed uint8_t[] or bool[].
+///   template <bool Packed, typename T, typename Op, typename... Residual>
+///   static void biasDropout(Op, const T *x, const T *bias, T *out,
+///                           void *mask, kernels::BiasBroadcast, double p,
+///                           const Residual *...);
+///   template <typename T>
+///   static void packedMaskScale(const T *grad, const uint8_t *mask, T *out,
+///                               int64_t numel, double scale);
+///   // On 2-D contiguous x [M, K] and preallocated pre, y [M, N]:
+///   static void linearGelu(const at::Tensor &x, const at::Tensor &weight,
+///                          const at::Tensor &bias, bool tanh,
+///                          at::Tensor &pre, at::Tensor &y);
+///   // grad_weight = grad^T @ x and grad_bias = sum of grad's rows, on
+///   // 2-D contiguous grad [M, N] and x [M, K].
+///   static void weightBiasGrad(const at::Tensor &grad, const at::Tensor &x,
+///                              at::Tensor &gradWeight, at::Tensor &gradBias);
 template <Device D> struct Launcher;
 
 //===----------------------------------------------------------------------===//
@@ -53,7 +70,18 @@ void checkLikeX(const char *op, const char *name, const at::Tensor &other,
 /// Parses gelu's approximate argument: true for "tanh", false for "none".
 bool parseApproximate(const char *op, c10::string_view approximate);
 
-void checkDropProbability(double p);
+void checkDropProbability(const char *op, double p);
+
+/// Checks a packed mask (uint8, 1-D, ceil(numel / 8) bytes) for `like`.
+void checkPackedMask(const char *op, const at::Tensor &mask,
+                     const at::Tensor &like);
+
+/// Checks x [..., K], weight [N, K] and, when given, a tensor `name` that
+/// must be [..., N] (`rowsN`) or [N]: floating point, one dtype and device.
+void checkLinear(const char *op, const at::Tensor &x, const at::Tensor &weight);
+void checkLinearOutput(const char *op, const char *name,
+                       const at::Tensor &tensor, const at::Tensor &x,
+                       const at::Tensor &weight, bool rowsN);
 
 /// How a bias op's kernels index the bias (concrete shapes only).
 kernels::BiasBroadcast biasBroadcast(const at::Tensor &x, int64_t axis);
@@ -204,7 +232,7 @@ at::Tensor fusedBiasAddMaskScale(const at::Tensor &x, const at::Tensor &bias,
 
 template <Device D>
 at::Tensor randomMaskLike(const at::Tensor &like, double p) {
-  checkDropProbability(p);
+  checkDropProbability("random_mask_like", p);
   at::Tensor mask = at::empty_like(like, like.options().dtype(at::kBool),
                                    at::MemoryFormat::Contiguous);
   if constexpr (D != Device::Meta) {
@@ -212,6 +240,151 @@ at::Tensor randomMaskLike(const at::Tensor &like, double p) {
     Launcher<D>::randomMask(mask.mutable_data_ptr<bool>(), mask.numel(), p);
   }
   return mask;
+}
+
+//===----------------------------------------------------------------------===//
+// The dropout and packed-mask families
+//===----------------------------------------------------------------------===//
+
+/// Bytes of a packed mask for `like`: one bit per element.
+inline c10::SymInt packedMaskBytes(const at::Tensor &like) {
+  return (like.sym_numel() + 7) / 8;
+}
+
+template <Device D>
+std::tuple<at::Tensor, at::Tensor>
+fusedBiasDropoutAdd(const at::Tensor &x, const at::Tensor &bias,
+                    const std::optional<at::Tensor> &residual, int64_t axis,
+                    double p, bool packed) {
+  constexpr const char *op = "fused_bias_dropout_add";
+  axis = checkBias(op, x, bias, axis);
+  checkDropProbability(op, p);
+  if (residual)
+    Grad{"residual", *residual}.check(op, x);
+  at::Tensor mask =
+      packed ? at::empty_symint({packedMaskBytes(x)}, x.options().dtype(at::kByte))
+             : at::empty_like(x, x.options().dtype(at::kBool),
+                              at::MemoryFormat::Contiguous);
+  at::Tensor result = at::empty_like(x, at::MemoryFormat::Contiguous);
+  if constexpr (D != Device::Meta) {
+    c10::OptionalDeviceGuard guard(x.device());
+    at::Tensor xc = x.contiguous(), bc = bias.contiguous();
+    at::Tensor rc = residual ? residual->contiguous() : at::Tensor();
+    kernels::BiasBroadcast shape = biasBroadcast(xc, axis);
+    AT_DISPATCH_FLOATING_TYPES_AND2(
+        at::kHalf, at::kBFloat16, xc.scalar_type(), op, [&] {
+          using T = KernelType<scalar_t>;
+          auto launch = [&](auto packedTag, auto elementOp,
+                            const auto *...residualData) {
+            Launcher<D>::template biasDropout<decltype(packedTag)::value>(
+                elementOp, static_cast<const T *>(xc.const_data_ptr()),
+                static_cast<const T *>(bc.const_data_ptr()),
+                static_cast<T *>(result.mutable_data_ptr()),
+                mask.mutable_data_ptr(), shape, p, residualData...);
+          };
+          double scale = 1.0 / (1.0 - p);
+          auto withResidual = [&](auto packedTag) {
+            if (rc.defined())
+              launch(packedTag, kernels::MaskScaleAdd{scale},
+                     static_cast<const T *>(rc.const_data_ptr()));
+            else
+              launch(packedTag, kernels::MaskScale{scale});
+          };
+          if (packed)
+            withResidual(std::true_type{});
+          else
+            withResidual(std::false_type{});
+        });
+  }
+  return {result, mask};
+}
+
+template <Device D>
+at::Tensor packedMaskScale(const at::Tensor &grad, const at::Tensor &mask,
+                           double scale) {
+  constexpr const char *op = "packed_mask_scale";
+  at::ScalarType dtype = grad.scalar_type();
+  TORCH_CHECK(dtype == at::kFloat || dtype == at::kHalf ||
+                  dtype == at::kBFloat16 || dtype == at::kDouble,
+              op, ": unsupported dtype ", dtype,
+              " (float32, float16, bfloat16, float64 are supported)");
+  checkPackedMask(op, mask, grad);
+  at::Tensor result = at::empty_like(grad, at::MemoryFormat::Contiguous);
+  if constexpr (D != Device::Meta) {
+    c10::OptionalDeviceGuard guard(grad.device());
+    at::Tensor gc = grad.contiguous(), mc = mask.contiguous();
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, op, [&] {
+      using T = KernelType<scalar_t>;
+      Launcher<D>::packedMaskScale(static_cast<const T *>(gc.const_data_ptr()),
+                                   mc.const_data_ptr<uint8_t>(),
+                                   static_cast<T *>(result.mutable_data_ptr()),
+                                   gc.numel(), scale);
+    });
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// The linear family
+//===----------------------------------------------------------------------===//
+
+/// x's sizes with the last replaced by `last`.
+inline std::vector<c10::SymInt> withLastSize(const at::Tensor &x,
+                                             const c10::SymInt &last) {
+  std::vector<c10::SymInt> sizes = x.sym_sizes().vec();
+  sizes.back() = last;
+  return sizes;
+}
+
+/// x as a contiguous [M, K] matrix.
+inline at::Tensor rowsOf(const at::Tensor &x) {
+  return x.reshape({-1, x.size(-1)}).contiguous();
+}
+
+template <Device D>
+std::tuple<at::Tensor, at::Tensor>
+fusedLinearGelu(const at::Tensor &x, const at::Tensor &weight,
+                const at::Tensor &bias, c10::string_view approximate) {
+  constexpr const char *op = "fused_linear_gelu";
+  bool tanh = parseApproximate(op, approximate);
+  checkLinear(op, x, weight);
+  checkLinearOutput(op, "bias", bias, x, weight, false);
+  std::vector<c10::SymInt> sizes = withLastSize(x, weight.sym_size(0));
+  at::Tensor y = at::empty_symint(sizes, x.options());
+  at::Tensor pre = at::empty_symint(sizes, x.options());
+  if constexpr (D != Device::Meta) {
+    c10::OptionalDeviceGuard guard(x.device());
+    at::Tensor preRows = pre.view({-1, weight.size(0)});
+    at::Tensor yRows = y.view({-1, weight.size(0)});
+    if (y.numel() > 0)
+      Launcher<D>::linearGelu(rowsOf(x), weight, bias.contiguous(), tanh,
+                              preRows, yRows);
+  }
+  return {y, pre};
+}
+
+template <Device D>
+std::tuple<at::Tensor, at::Tensor, at::Tensor>
+fusedLinearGeluGrad(const at::Tensor &grad, const at::Tensor &x,
+                    const at::Tensor &weight, const at::Tensor &pre,
+                    c10::string_view approximate) {
+  constexpr const char *op = "fused_linear_gelu_grad";
+  parseApproximate(op, approximate);
+  checkLinear(op, x, weight);
+  checkLinearOutput(op, "grad", grad, x, weight, true);
+  checkLinearOutput(op, "pre", pre, x, weight, true);
+  at::Tensor gradWeight = at::empty_like(weight, at::MemoryFormat::Contiguous);
+  at::Tensor gradBias = at::empty_symint({weight.sym_size(0)}, x.options());
+  if constexpr (D == Device::Meta) {
+    return {at::empty_like(x, at::MemoryFormat::Contiguous), gradWeight,
+            gradBias};
+  } else {
+    c10::OptionalDeviceGuard guard(x.device());
+    at::Tensor g = rowsOf(at::gelu_backward(grad, pre, approximate));
+    at::Tensor xRows = rowsOf(x);
+    Launcher<D>::weightBiasGrad(g, xRows, gradWeight, gradBias);
+    return {at::mm(g, weight).view(x.sizes()), gradWeight, gradBias};
+  }
 }
 
 } // namespace fxmlir::ops

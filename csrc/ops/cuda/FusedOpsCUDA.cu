@@ -1,15 +1,20 @@
 //===- FusedOpsCUDA.cu - the CUDA kernels of torch.ops.fxmlir -------------===//
 //
 // The CUDA launcher: enqueues the torch-free kernels of kernels/cuda on the
-// current stream, with torch's Philox state for random masks.
+// current stream, with torch's Philox state for random masks and torch's
+// cuBLASLt handle and workspace for matmul epilogues.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../FusedOps.h"
 
 #include "../../kernels/cuda/BiasKernel.cuh"
+#include "../../kernels/cuda/DropoutKernel.cuh"
+#include "../../kernels/cuda/LtMatmul.cuh"
 #include "../../kernels/cuda/RandomMask.cuh"
 
+#include <ATen/Context.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <ATen/cuda/PhiloxUtils.cuh>
 #include <c10/cuda/CUDAException.h>
@@ -21,15 +26,77 @@
 namespace fxmlir::ops {
 namespace {
 
+namespace cuda = kernels::cuda;
+
 /// Seed and offset read on the device: under CUDA graph capture they come
 /// from device memory the graph updates at each replay.
 struct TorchPhiloxSource {
   at::PhiloxCudaState state;
-  __device__ kernels::cuda::PhiloxSeedOffset operator()() const {
+  __device__ cuda::PhiloxSeedOffset operator()() const {
     auto [seed, offset] = at::cuda::philox::unpack(state);
     return {seed, offset};
   }
 };
+
+/// Reserves `increment` of the default CUDA generator's offset.
+TorchPhiloxSource reservePhilox(uint64_t increment) {
+  auto *gen = at::get_generator_or_default<at::CUDAGeneratorImpl>(
+      std::nullopt, at::cuda::detail::getDefaultCUDAGenerator());
+  std::lock_guard<std::mutex> lock(gen->mutex_);
+  return {gen->philox_cuda_state(increment)};
+}
+
+int smCount() {
+  return at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+}
+
+cuda::LtContext ltContext() {
+  return {at::cuda::getCurrentCUDABlasLtHandle(),
+          c10::cuda::getCurrentCUDAStream(), at::cuda::getCUDABlasLtWorkspace(),
+          at::cuda::getCUDABlasLtWorkspaceSize()};
+}
+
+/// cuBLASLt's data and compute types for a tensor's dtype: float32 follows
+/// torch's TF32 setting for matmuls; float64 is left to ATen.
+std::optional<std::pair<cudaDataType_t, cublasComputeType_t>>
+ltTypes(at::ScalarType dtype) {
+  switch (dtype) {
+  case at::kFloat:
+    return std::pair{CUDA_R_32F, at::globalContext().allowTF32CuBLAS()
+                                     ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                     : CUBLAS_COMPUTE_32F};
+  case at::kHalf:
+    return std::pair{CUDA_R_16F, CUBLAS_COMPUTE_32F};
+  case at::kBFloat16:
+    return std::pair{CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+  default:
+    return std::nullopt;
+  }
+}
+
+/// weight [N, K] as cuBLASLt's A operand of a product whose output is
+/// column-major N x M: row-major weight is a transposed K x N matrix, a
+/// transposed view of a row-major [K, N] one is N x K as is.
+std::optional<cuda::LtOperand> weightOperand(const at::Tensor &weight) {
+  int64_t n = weight.size(0), k = weight.size(1);
+  if (weight.stride(1) == 1 && weight.stride(0) >= std::max<int64_t>(k, 1))
+    return cuda::LtOperand{weight.const_data_ptr(), uint64_t(k), uint64_t(n),
+                           weight.stride(0), true};
+  if (weight.stride(0) == 1 && weight.stride(1) >= std::max<int64_t>(n, 1))
+    return cuda::LtOperand{weight.const_data_ptr(), uint64_t(n), uint64_t(k),
+                           weight.stride(1), false};
+  return std::nullopt;
+}
+
+/// Whether an epilogue matmul ran; false where cuBLASLt has no algorithm
+/// for it (the caller falls back), an error for anything else.
+bool ltSucceeded(const char *op, cublasStatus_t status) {
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED)
+    return false;
+  TORCH_CHECK(status == CUBLAS_STATUS_SUCCESS, op,
+              ": cublasLtMatmul failed: ", cublasGetStatusString(status));
+  return true;
+}
 
 } // namespace
 
@@ -37,23 +104,82 @@ template <> struct Launcher<Device::CUDA> {
   template <typename T, typename Op, typename... Others>
   static void bias(Op op, const T *x, const T *bias, T *out,
                    kernels::BiasBroadcast shape, const Others *...others) {
-    C10_CUDA_CHECK(kernels::cuda::launchBias(
-        op, x, bias, out, shape, c10::cuda::getCurrentCUDAStream(), others...));
+    C10_CUDA_CHECK(cuda::launchBias(op, x, bias, out, shape,
+                                    c10::cuda::getCurrentCUDAStream(),
+                                    smCount(), others...));
   }
 
   static void randomMask(bool *mask, int64_t numel, double p) {
-    kernels::cuda::RandomMaskLaunch config;
-    C10_CUDA_CHECK(kernels::cuda::randomMaskLaunchConfig(numel, config));
-    at::PhiloxCudaState state;
-    {
-      auto *gen = at::get_generator_or_default<at::CUDAGeneratorImpl>(
-          std::nullopt, at::cuda::detail::getDefaultCUDAGenerator());
-      std::lock_guard<std::mutex> lock(gen->mutex_);
-      state = gen->philox_cuda_state(config.philoxIncrement);
-    }
-    C10_CUDA_CHECK(kernels::cuda::launchRandomMask(
-        mask, numel, p, TorchPhiloxSource{state}, config,
+    cuda::PhiloxLaunch config = cuda::randomMaskLaunch(numel, smCount());
+    C10_CUDA_CHECK(cuda::launchRandomMask(
+        mask, numel, p, reservePhilox(config.philoxIncrement), config,
         c10::cuda::getCurrentCUDAStream()));
+  }
+
+  template <bool Packed, typename T, typename Op, typename... Residual>
+  static void biasDropout(Op op, const T *x, const T *bias, T *out, void *mask,
+                          kernels::BiasBroadcast shape, double p,
+                          const Residual *...residual) {
+    cuda::PhiloxLaunch config = cuda::dropoutLaunch(shape.numel, smCount());
+    C10_CUDA_CHECK(cuda::launchBiasDropout<Packed>(
+        op, x, bias, out, mask, shape, p, reservePhilox(config.philoxIncrement),
+        config, c10::cuda::getCurrentCUDAStream(), residual...));
+  }
+
+  template <typename T>
+  static void packedMaskScale(const T *grad, const uint8_t *mask, T *out,
+                              int64_t numel, double scale) {
+    C10_CUDA_CHECK(cuda::launchPackedMaskScale(
+        grad, mask, out, numel, scale, smCount(),
+        c10::cuda::getCurrentCUDAStream()));
+  }
+
+  /// With tanh, one cuBLASLt matmul whose GELU_AUX_BIAS epilogue writes y
+  /// and pre (cuBLASLt's GELU is the tanh form); else, or where cuBLASLt has
+  /// no algorithm, addmm (the bias in cuBLAS's epilogue) and gelu.
+  static void linearGelu(const at::Tensor &x, const at::Tensor &weight,
+                         const at::Tensor &bias, bool tanh, at::Tensor &pre,
+                         at::Tensor &y) {
+    int64_t m = x.size(0), k = x.size(1), n = weight.size(0);
+    auto types = ltTypes(x.scalar_type());
+    std::optional<cuda::LtOperand> a = weightOperand(weight);
+    // The aux (pre) leading dimension must be a multiple of 8.
+    if (tanh && types && a && k > 0 && n % 8 == 0) {
+      cuda::LtOperand b{x.const_data_ptr(), uint64_t(k), uint64_t(m), k, false};
+      cuda::LtEpilogue epilogue{CUBLASLT_EPILOGUE_GELU_AUX_BIAS,
+                                bias.const_data_ptr(), pre.mutable_data_ptr(),
+                                n};
+      if (ltSucceeded("fused_linear_gelu",
+                      cuda::ltMatmul(ltContext(), types->first, types->second,
+                                     *a, b, y.mutable_data_ptr(), n, n, m,
+                                     epilogue)))
+        return;
+    }
+    at::addmm_out(pre, bias, x, weight.t());
+    at::gelu_out(y, pre, tanh ? "tanh" : "none");
+  }
+
+  /// grad_weight = grad^T @ x with the bias gradient from the same matmul
+  /// (BGRADB: the column sums of its B operand, grad); else mm and sum.
+  static void weightBiasGrad(const at::Tensor &grad, const at::Tensor &x,
+                             at::Tensor &gradWeight, at::Tensor &gradBias) {
+    int64_t m = grad.size(0), n = grad.size(1), k = x.size(1);
+    auto types = ltTypes(grad.scalar_type());
+    if (types && m > 0 && n > 0 && k > 0) {
+      // Column-major: grad_weight^T (k x n) = x^T (k x m) @ grad (m x n).
+      cuda::LtOperand a{x.const_data_ptr(), uint64_t(k), uint64_t(m), k, false};
+      cuda::LtOperand b{grad.const_data_ptr(), uint64_t(n), uint64_t(m), n,
+                        true};
+      cuda::LtEpilogue epilogue{CUBLASLT_EPILOGUE_BGRADB,
+                                gradBias.mutable_data_ptr()};
+      if (ltSucceeded("fused_linear_gelu_grad",
+                      cuda::ltMatmul(ltContext(), types->first, types->second,
+                                     a, b, gradWeight.mutable_data_ptr(), k, k,
+                                     n, epilogue)))
+        return;
+    }
+    at::mm_out(gradWeight, grad.t(), x);
+    at::sum_out(gradBias, grad, 0);
   }
 };
 
