@@ -71,11 +71,9 @@ def test_good_selections():
         assert passes("default", stage) == default
         assert passes("default,-cse", stage) == passes("-cse", stage) == \
             tuple(p for p in default if p != "cse")
-    # Dropout fuses only after autodiff, where native_dropout exists.
-    assert "fxmlir-fuse-bias-add-dropout" in passes("default", "backward")
-    assert "fxmlir-fuse-bias-add-dropout" not in passes("default", "before_autodiff")
-    assert "fxmlir-fuse-bias-add-dropout" in passes("+fxmlir-fuse-bias-add-dropout",
-                                                    "before_autodiff")
+    # Opt-in passes run only when added.
+    assert "fxmlir-approximate-gelu" not in passes("default", "before_autodiff")
+    assert "fxmlir-approximate-gelu" in passes("+fxmlir-approximate-gelu", "backward")
     assert Options().updated({"stages": ("forward",)}).stages == {"forward"}
 
 
