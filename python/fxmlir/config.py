@@ -1,16 +1,17 @@
 """Settings of a round trip: from FXMLIR_* environment variables, overridden
 by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 
-| variable              | option    | accepted values                              | default |
-|-----------------------|-----------|----------------------------------------------|---------|
-| FXMLIR_ROUND_TRIP     |           | 0, 1                                         | 0       |
-| FXMLIR_PASSES         | passes    | default, none, a,b,... or -a,+b (edits of    | default |
-|                       |           | each stage's default pipeline)               |         |
-| FXMLIR_STAGES         | stages    | comma list of before_autodiff, forward,      | all     |
-|                       |           | backward                                     |         |
-| FXMLIR_DUMP_DIR       | dump_dir  | a writable directory (created if missing)    | unset   |
-| FXMLIR_LOG_LEVEL      | log_level | debug, info, warning, error                  | warning |
-| FXMLIR_CODEGEN_FUSERS |           | 0                                            | 0       |
+| variable              | option     | accepted values                              | default |
+|-----------------------|------------|----------------------------------------------|---------|
+| FXMLIR_ROUND_TRIP     |            | 0, 1                                         | 0       |
+| FXMLIR_PASSES         | passes     | default, none, a,b,... or -a,+b (edits of    | default |
+|                       |            | each stage's default pipeline)               |         |
+| FXMLIR_STAGES         | stages     | comma list of before_autodiff, forward,      | all     |
+|                       |            | backward                                     |         |
+| FXMLIR_DUMP_DIR       | dump_dir   | a writable directory (created if missing)    | unset   |
+| FXMLIR_LOG_LEVEL      | log_level  | debug, info, warning, error                  | warning |
+| FXMLIR_CUDA_GRAPHS    | cudagraphs | 0, 1 (option: False, True)                   | 0       |
+| FXMLIR_CODEGEN_FUSERS |            | 0                                            | 0       |
 
 Every value is checked where it is given (when the environment is read, or
 when `fxmlir.backend(...)` is called); a bad one is an error naming the
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 STAGES = ("before_autodiff", "forward", "backward")
 LOG_LEVELS = ("debug", "info", "warning", "error")
-OPTIONS = ("passes", "stages", "dump_dir", "log_level")
+OPTIONS = ("passes", "stages", "dump_dir", "log_level", "cudagraphs")
 
 
 def _choice(what: str, value: str, accepted: tuple[str, ...]) -> str:
@@ -101,6 +102,16 @@ def parse_log_level(what: str, value: Any) -> str:
     return _choice(what, _text(what, value, f"one of {', '.join(LOG_LEVELS)}"), LOG_LEVELS)
 
 
+def parse_cudagraphs(what: str, value: Any) -> bool:
+    """Whether compiled CUDA graphs replay through CUDA graphs: a bool
+    option, or "0"/"1" from the environment."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return _choice(what, value, ("0", "1")) == "1"
+    raise TypeError(f"{what} must be True or False, got {type(value).__name__} {value!r}")
+
+
 def _default_selection() -> Selection:
     from fxmlir.passes import Selection
 
@@ -108,7 +119,7 @@ def _default_selection() -> Selection:
 
 
 _PARSERS = {"passes": parse_passes, "stages": parse_stages, "dump_dir": parse_dump_dir,
-            "log_level": parse_log_level}
+            "log_level": parse_log_level, "cudagraphs": parse_cudagraphs}
 
 
 @dataclass(frozen=True)
@@ -117,6 +128,7 @@ class Options:
     stages: frozenset[str] = field(default_factory=lambda: frozenset(STAGES))
     dump_dir: Path | None = None
     log_level: str = "warning"
+    cudagraphs: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Options":
@@ -127,6 +139,8 @@ class Options:
             dump_dir=parse_dump_dir("FXMLIR_DUMP_DIR", environ.get("FXMLIR_DUMP_DIR")),
             log_level=parse_log_level("FXMLIR_LOG_LEVEL",
                                       environ.get("FXMLIR_LOG_LEVEL", "warning")),
+            cudagraphs=parse_cudagraphs("FXMLIR_CUDA_GRAPHS",
+                                        environ.get("FXMLIR_CUDA_GRAPHS", "0")),
         )
 
     def updated(self, overrides: Mapping[str, Any] | None) -> "Options":

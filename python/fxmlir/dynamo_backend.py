@@ -49,15 +49,26 @@ def fxmlir_backend(gm: fx.GraphModule, example_inputs: list[Any],
         log.info("fxmlir: torch.compile mode=%r has no effect on fxmlir", mode)
     _load_fused_ops()
     graph_id = _graph_id()
+    graphs = None
+    if opts.cudagraphs:
+        from fxmlir.cudagraphs import CudaGraphs  # imports Inductor: only when asked
+
+        graphs = CudaGraphs(graph_id, len(example_inputs))
     if "before_autodiff" in opts.stages:
         gm = round_trip_or_fallback(gm, graph_id, "before_autodiff", opts)
 
     def compiler(stage: str) -> Callable[[fx.GraphModule, list[Any]], Callable[..., Any]]:
         def compile_graph(graph: fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
             selected = "forward" if stage == "inference" else stage
+            compiled = graph
             if selected in opts.stages:
-                graph = round_trip_or_fallback(graph, graph_id, stage, opts)
-            return make_boxed_func(graph.forward)
+                compiled = round_trip_or_fallback(graph, graph_id, stage, opts)
+            run = make_boxed_func(compiled.forward)
+            if graphs is None:
+                return run
+            if stage == "backward":
+                return graphs.backward(graph, run, inputs)
+            return graphs.forward(stage, graph, run, inputs)
         return compile_graph
 
     return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),

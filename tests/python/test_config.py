@@ -32,6 +32,8 @@ from fxmlir.roundtrip import FallbackWarning
     ("stages", "sideways", ValueError, "option 'stages'='sideways' is invalid; accepted"),
     ("dump_dir", 123, TypeError, "option 'dump_dir' must be a directory path"),
     ("log_level", 3, TypeError, "option 'log_level' must be one of debug"),
+    ("cudagraphs", 1, TypeError, "option 'cudagraphs' must be True or False, got int 1"),
+    ("cudagraphs", "yes", ValueError, "option 'cudagraphs'='yes' is invalid; accepted"),
     ("speed", 11, ValueError, "unknown fxmlir option 'speed'; accepted options: passes"),
 ])
 def test_bad_options_are_errors_naming_the_option(option, value, error, message):
@@ -54,6 +56,7 @@ def test_a_dump_dir_that_is_a_file_is_refused(tmp_path):
     ("FXMLIR_PASSES", ",", "FXMLIR_PASSES=',' has an empty pass name"),
     ("FXMLIR_PASSES", "-cse,canonicalize", "FXMLIR_PASSES='-cse,canonicalize' mixes edits"),
     ("FXMLIR_STAGES", "", "FXMLIR_STAGES='' selects no stage"),
+    ("FXMLIR_CUDA_GRAPHS", "true", "FXMLIR_CUDA_GRAPHS='true' is invalid; accepted values: 0, 1"),
 ])
 def test_empty_or_ambiguous_env_values_are_errors(variable, value, message):
     with pytest.raises(ValueError, match=message):
@@ -126,3 +129,10 @@ def test_a_dump_folder_replaced_by_a_file_is_named_at_compile(tmp_path):
     dumps.write_text("replaced after the backend was made")
     with pytest.raises(Exception, match="option 'dump_dir'=.* is not a directory"):
         compiled(torch.randn(1, 2))
+
+
+def test_cuda_graphs_setting():
+    assert not Options.from_env({}).cudagraphs
+    assert Options.from_env({"FXMLIR_CUDA_GRAPHS": "1"}).cudagraphs
+    assert not Options.from_env({"FXMLIR_CUDA_GRAPHS": "1"}).updated(
+        {"cudagraphs": False}).cudagraphs

@@ -19,6 +19,8 @@
 #include "BiasKernel.cuh"
 #include "RandomMask.cuh"
 
+#include <type_traits>
+
 namespace fxmlir::kernels::cuda {
 
 /// Elements per mask byte, and per thread and iteration.
@@ -45,8 +47,25 @@ template <typename... Ts> bool groupAligned(const Ts *...p) {
   return (packAligned(p, 16) && ...);
 }
 
-template <bool Aligned, bool Packed, typename Index, typename T, typename Op,
-          typename Source, typename... Residual>
+/// The bias values of group [i, i + 8): with RowBias (bias along the last
+/// axis, rows of whole groups, 16-byte aligned bias) one modulo and 16-byte
+/// loads, else biasValues' per-element walk.
+template <bool RowBias, typename T, typename Index>
+__device__ __forceinline__ void groupBias(const T *bias, Index i,
+                                          Index axisSize, Index inner,
+                                          AccType<T> (&b)[kMaskGroup]) {
+  if constexpr (RowBias) {
+    Group<T> values = loadGroup(bias, i % axisSize);
+#pragma unroll
+    for (int k = 0; k < kMaskGroup; ++k)
+      b[k] = toAcc(values.v[k]);
+  } else {
+    biasValues<kMaskGroup>(bias, i, axisSize, inner, b);
+  }
+}
+
+template <bool Aligned, bool RowBias, bool Packed, typename Index, typename T,
+          typename Op, typename Source, typename... Residual>
 __global__ void __launch_bounds__(256)
     biasDropoutKernel(Op op, const T *x, const T *bias, T *out, void *mask,
                       Index numel, Index axisSize, Index inner,
@@ -65,7 +84,7 @@ __global__ void __launch_bounds__(256)
     bool whole = i + kMaskGroup <= numel;
     if (Aligned && whole) {
       AccType<T> b[kMaskGroup];
-      biasValues<kMaskGroup>(bias, i, axisSize, inner, b);
+      groupBias<RowBias>(bias, i, axisSize, inner, b);
       Group<T> in = loadGroup(x, i), result;
       ::cuda::std::tuple<Group<Residual>...> added{loadGroup(residual, i)...};
 #pragma unroll
@@ -129,10 +148,17 @@ void launchBiasDropoutWith(Op op, const T *x, const T *bias, T *out,
                            void *mask, BiasBroadcast shape, uint32_t threshold,
                            Source source, const PhiloxLaunch &config,
                            cudaStream_t stream, const Residual *...residual) {
-  biasDropoutKernel<Aligned, Packed, Index>
-      <<<config.blocks, config.threads, 0, stream>>>(
-          op, x, bias, out, mask, Index(shape.numel), Index(shape.axisSize),
-          Index(shape.inner), threshold, source, residual...);
+  auto launch = [&](auto rowBias) {
+    biasDropoutKernel<Aligned, decltype(rowBias)::value, Packed, Index>
+        <<<config.blocks, config.threads, 0, stream>>>(
+            op, x, bias, out, mask, Index(shape.numel), Index(shape.axisSize),
+            Index(shape.inner), threshold, source, residual...);
+  };
+  if (Aligned && shape.inner == 1 && shape.axisSize % kMaskGroup == 0 &&
+      groupAligned(bias))
+    launch(std::true_type{});
+  else
+    launch(std::false_type{});
 }
 
 /// Enqueues the dropout on `stream` with the grid `config` (dropoutLaunch);
