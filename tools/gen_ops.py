@@ -213,7 +213,7 @@ def _verifier(op: FusedOp, sig: schema.OpSignature) -> str:
     elif op.family is Family.PACKED_MASK:
         checks.append("verifyPackedMaskOp(*this, getGrad(), getMask(), getResult())")
     else:
-        dims = (("x", "*K"), ("weight", "NK")) + op.dims
+        dims = (("x", "*K"),) + op.dims
         tensors = ", ".join(f"{{{_cpp_string(n)}, {schema.ods_accessor(n)}(), {_cpp_string(d)}}}"
                             for n, d in dims)
         checks.append(f"verifyLinearOp(*this, {{{tensors}}})")

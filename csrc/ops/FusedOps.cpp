@@ -9,6 +9,13 @@
 
 namespace fxmlir::ops {
 
+void checkFloating(const char *op, at::ScalarType dtype) {
+  TORCH_CHECK(dtype == at::kFloat || dtype == at::kHalf ||
+                  dtype == at::kBFloat16 || dtype == at::kDouble,
+              op, ": unsupported dtype ", dtype,
+              " (float32, float16, bfloat16, float64 are supported)");
+}
+
 int64_t checkBias(const char *op, const at::Tensor &x, const at::Tensor &bias,
                   int64_t axis) {
   std::optional<int64_t> dim = normalizeDim(axis, x.dim());
@@ -21,10 +28,7 @@ int64_t checkBias(const char *op, const at::Tensor &x, const at::Tensor &bias,
                   bias.sym_size(0), " elements but x.size(", axis, ") is ",
                   x.sym_size(axis));
   at::ScalarType dtype = x.scalar_type();
-  TORCH_CHECK(dtype == at::kFloat || dtype == at::kHalf ||
-                  dtype == at::kBFloat16 || dtype == at::kDouble,
-              op, ": unsupported dtype ", dtype,
-              " (float32, float16, bfloat16, float64 are supported)");
+  checkFloating(op, dtype);
   TORCH_CHECK(bias.scalar_type() == dtype, op, ": dtype mismatch: bias is ",
               bias.scalar_type(), " but x is ", dtype);
   TORCH_CHECK(bias.device() == x.device(), op, ": bias is on ", bias.device(),
@@ -79,30 +83,21 @@ void checkLinear(const char *op, const at::Tensor &x,
                   ": weight has ", weight.sym_size(1),
                   " input features but x.size(-1) is ", x.sym_size(-1));
   at::ScalarType dtype = x.scalar_type();
-  TORCH_CHECK(dtype == at::kFloat || dtype == at::kHalf ||
-                  dtype == at::kBFloat16 || dtype == at::kDouble,
-              op, ": unsupported dtype ", dtype,
-              " (float32, float16, bfloat16, float64 are supported)");
+  checkFloating(op, dtype);
   TORCH_CHECK(weight.scalar_type() == dtype, op, ": dtype mismatch: weight is ",
               weight.scalar_type(), " but x is ", dtype);
   TORCH_CHECK(weight.device() == x.device(), op, ": weight is on ",
               weight.device(), " but x is on ", x.device());
 }
 
-void checkLinearOutput(const char *op, const char *name,
+void checkLinearTensor(const char *op, const char *name,
                        const at::Tensor &tensor, const at::Tensor &x,
-                       const at::Tensor &weight, bool rowsN) {
-  std::vector<c10::SymInt> expected{weight.sym_size(0)};
-  if (rowsN) {
-    expected = x.sym_sizes().vec();
-    expected.back() = weight.sym_size(0);
-  }
-  c10::SymIntArrayRef shape(expected);
+                       c10::SymIntArrayRef expected) {
   TORCH_CHECK(tensor.dim() == static_cast<int64_t>(expected.size()), op, ": ",
-              name, " shape ", tensor.sym_sizes(), " is not ", shape);
+              name, " shape ", tensor.sym_sizes(), " is not ", expected);
   for (int64_t d = 0; d < tensor.dim(); ++d)
     TORCH_SYM_CHECK(tensor.sym_size(d).sym_eq(expected[d]), op, ": ", name,
-                    " shape ", tensor.sym_sizes(), " is not ", shape);
+                    " shape ", tensor.sym_sizes(), " is not ", expected);
   TORCH_CHECK(tensor.scalar_type() == x.scalar_type(), op, ": ", name,
               " must be ", x.scalar_type(), ", got ", tensor.scalar_type());
   TORCH_CHECK(tensor.device() == x.device(), op, ": ", name, " is on ",

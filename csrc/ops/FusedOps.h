@@ -53,6 +53,11 @@ enum class Device { Meta, CPU, CUDA };
 ///   // 2-D contiguous grad [M, N] and x [M, K].
 ///   static void weightBiasGrad(const at::Tensor &grad, const at::Tensor &x,
 ///                              at::Tensor &gradWeight, at::Tensor &gradBias);
+///   // grad = gelu_backward(a @ b, pre) and grad_bias = sum of its rows,
+///   // on 2-D contiguous a [M, J], pre and grad [M, N], and b [J, N].
+///   static void mmGeluGrad(const at::Tensor &a, const at::Tensor &b,
+///                          const at::Tensor &pre, bool tanh, at::Tensor &grad,
+///                          at::Tensor &gradBias);
 template <Device D> struct Launcher;
 
 //===----------------------------------------------------------------------===//
@@ -76,12 +81,18 @@ void checkDropProbability(const char *op, double p);
 void checkPackedMask(const char *op, const at::Tensor &mask,
                      const at::Tensor &like);
 
-/// Checks x [..., K], weight [N, K] and, when given, a tensor `name` that
-/// must be [..., N] (`rowsN`) or [N]: floating point, one dtype and device.
+/// Checks that the fused kernels take `dtype` (f32, f16, bf16, f64).
+void checkFloating(const char *op, at::ScalarType dtype);
+
+/// Checks x [..., K] and weight [N, K]: floating point, one dtype and
+/// device.
 void checkLinear(const char *op, const at::Tensor &x, const at::Tensor &weight);
-void checkLinearOutput(const char *op, const char *name,
+
+/// Checks that `tensor` (named `name`) has the sizes `expected`, x's dtype
+/// and device.
+void checkLinearTensor(const char *op, const char *name,
                        const at::Tensor &tensor, const at::Tensor &x,
-                       const at::Tensor &weight, bool rowsN);
+                       c10::SymIntArrayRef expected);
 
 /// How a bias op's kernels index the bias (concrete shapes only).
 kernels::BiasBroadcast biasBroadcast(const at::Tensor &x, int64_t axis);
@@ -304,10 +315,7 @@ at::Tensor packedMaskScale(const at::Tensor &grad, const at::Tensor &mask,
                            double scale) {
   constexpr const char *op = "packed_mask_scale";
   at::ScalarType dtype = grad.scalar_type();
-  TORCH_CHECK(dtype == at::kFloat || dtype == at::kHalf ||
-                  dtype == at::kBFloat16 || dtype == at::kDouble,
-              op, ": unsupported dtype ", dtype,
-              " (float32, float16, bfloat16, float64 are supported)");
+  checkFloating(op, dtype);
   checkPackedMask(op, mask, grad);
   at::Tensor result = at::empty_like(grad, at::MemoryFormat::Contiguous);
   if constexpr (D != Device::Meta) {
@@ -348,7 +356,7 @@ fusedLinearGelu(const at::Tensor &x, const at::Tensor &weight,
   constexpr const char *op = "fused_linear_gelu";
   bool tanh = parseApproximate(op, approximate);
   checkLinear(op, x, weight);
-  checkLinearOutput(op, "bias", bias, x, weight, false);
+  checkLinearTensor(op, "bias", bias, x, {weight.sym_size(0)});
   std::vector<c10::SymInt> sizes = withLastSize(x, weight.sym_size(0));
   at::Tensor y = at::empty_symint(sizes, x.options());
   at::Tensor pre = at::empty_symint(sizes, x.options());
@@ -371,8 +379,9 @@ fusedLinearGeluGrad(const at::Tensor &grad, const at::Tensor &x,
   constexpr const char *op = "fused_linear_gelu_grad";
   parseApproximate(op, approximate);
   checkLinear(op, x, weight);
-  checkLinearOutput(op, "grad", grad, x, weight, true);
-  checkLinearOutput(op, "pre", pre, x, weight, true);
+  std::vector<c10::SymInt> rowsN = withLastSize(x, weight.sym_size(0));
+  checkLinearTensor(op, "grad", grad, x, rowsN);
+  checkLinearTensor(op, "pre", pre, x, rowsN);
   at::Tensor gradWeight = at::empty_like(weight, at::MemoryFormat::Contiguous);
   at::Tensor gradBias = at::empty_symint({weight.sym_size(0)}, x.options());
   if constexpr (D == Device::Meta) {
@@ -385,6 +394,55 @@ fusedLinearGeluGrad(const at::Tensor &grad, const at::Tensor &x,
     Launcher<D>::weightBiasGrad(g, xRows, gradWeight, gradBias);
     return {at::mm(g, weight).view(x.sizes()), gradWeight, gradBias};
   }
+}
+
+template <Device D>
+std::tuple<at::Tensor, at::Tensor, at::Tensor>
+fusedLinearGeluGradMm(const at::Tensor &gradA, const at::Tensor &gradB,
+                      const at::Tensor &x, const at::Tensor &weight,
+                      const at::Tensor &pre, c10::string_view approximate) {
+  constexpr const char *op = "fused_linear_gelu_grad_mm";
+  bool tanh = parseApproximate(op, approximate);
+  checkLinear(op, x, weight);
+  checkLinearTensor(op, "pre", pre, x, withLastSize(x, weight.sym_size(0)));
+  TORCH_CHECK(gradA.dim() == x.dim(), op, ": grad_a shape ",
+              gradA.sym_sizes(), " does not have x's leading dims ",
+              x.sym_sizes());
+  c10::SymInt j = gradA.sym_size(-1);
+  checkLinearTensor(op, "grad_a", gradA, x, withLastSize(x, j));
+  checkLinearTensor(op, "grad_b", gradB, x, {j, weight.sym_size(0)});
+  at::Tensor gradWeight = at::empty_like(weight, at::MemoryFormat::Contiguous);
+  at::Tensor gradBias = at::empty_symint({weight.sym_size(0)}, x.options());
+  if constexpr (D == Device::Meta) {
+    return {at::empty_like(x, at::MemoryFormat::Contiguous), gradWeight,
+            gradBias};
+  } else {
+    c10::OptionalDeviceGuard guard(x.device());
+    at::Tensor preRows = rowsOf(pre);
+    at::Tensor g = at::empty_like(preRows);
+    Launcher<D>::mmGeluGrad(rowsOf(gradA), gradB, preRows, tanh, g, gradBias);
+    at::mm_out(gradWeight, g.t(), rowsOf(x));
+    return {at::mm(g, weight).view(x.sizes()), gradWeight, gradBias};
+  }
+}
+
+template <Device D>
+std::tuple<at::Tensor, at::Tensor>
+linearWeightBiasGrad(const at::Tensor &grad, const at::Tensor &x) {
+  constexpr const char *op = "linear_weight_bias_grad";
+  TORCH_CHECK(x.dim() >= 1 && grad.dim() == x.dim(), op, ": grad shape ",
+              grad.sym_sizes(), " does not have x's leading dims ",
+              x.sym_sizes());
+  checkFloating(op, x.scalar_type());
+  checkLinearTensor(op, "grad", grad, x, withLastSize(x, grad.sym_size(-1)));
+  at::Tensor gradWeight =
+      at::empty_symint({grad.sym_size(-1), x.sym_size(-1)}, x.options());
+  at::Tensor gradBias = at::empty_symint({grad.sym_size(-1)}, x.options());
+  if constexpr (D != Device::Meta) {
+    c10::OptionalDeviceGuard guard(x.device());
+    Launcher<D>::weightBiasGrad(rowsOf(grad), rowsOf(x), gradWeight, gradBias);
+  }
+  return {gradWeight, gradBias};
 }
 
 } // namespace fxmlir::ops

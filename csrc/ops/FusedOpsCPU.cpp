@@ -95,6 +95,13 @@ template <> struct Launcher<Device::CPU> {
     at::sum_out(gradBias, grad, 0);
   }
 
+  static void mmGeluGrad(const at::Tensor &a, const at::Tensor &b,
+                         const at::Tensor &pre, bool tanh, at::Tensor &grad,
+                         at::Tensor &gradBias) {
+    at::gelu_backward_out(grad, at::mm(a, b), pre, tanh ? "tanh" : "none");
+    at::sum_out(gradBias, grad, 0);
+  }
+
 private:
   /// A seed from torch's CPU generator: each call draws a new stream.
   static uint64_t drawSeed() {

@@ -36,8 +36,8 @@ class Family(enum.Enum):
     PACKED_MASK = "PackedMask"
     # Matrix products of a linear layer, x @ weight^T over x's last dim:
     # every tensor's dims are named in `dims` ("*" for x's leading dims, K
-    # for x's last, N for weight's first), so the verifier checks that the
-    # names agree across tensors.
+    # for x's last, N for the output features), so the verifier checks that
+    # the names agree across tensors.
     LINEAR = "Linear"
 
 
@@ -54,8 +54,8 @@ class FusedOp:
     # or results by name; None when the op has no formula (it never appears
     # before autodiff).
     saves: tuple[str, ...] | None = None
-    # LINEAR family: (tensor, dims) for every tensor but x and weight,
-    # dims such as "*N" (x's leading dims, then N) or "NK".
+    # LINEAR family: (tensor, dims) for every tensor but x ("*K"), dims
+    # such as "*N" (x's leading dims, then N) or "NK".
     dims: tuple[tuple[str, str], ...] = ()
 
     @property
@@ -255,7 +255,7 @@ FUSED_OPS = (
         : (tensor<8x16xbf16>, tensor<32x16xbf16>, tensor<32xbf16>) -> (tensor<8x32xbf16>, tensor<8x32xbf16>)
     ```""",
         family=Family.LINEAR,
-        dims=(("bias", "N"), ("y", "*N"), ("pre", "*N")),
+        dims=(("weight", "NK"), ("bias", "N"), ("y", "*N"), ("pre", "*N")),
         saves=("x", "weight", "bias", "pre"),
     ),
     FusedOp(
@@ -274,8 +274,47 @@ FUSED_OPS = (
         -> (tensor<8x16xbf16>, tensor<32x16xbf16>, tensor<32xbf16>)
     ```""",
         family=Family.LINEAR,
-        dims=(("grad", "*N"), ("pre", "*N"), ("grad_x", "*K"), ("grad_weight", "NK"),
-              ("grad_bias", "N")),
+        dims=(("weight", "NK"), ("grad", "*N"), ("pre", "*N"), ("grad_x", "*K"),
+              ("grad_weight", "NK"), ("grad_bias", "N")),
+    ),
+    FusedOp(
+        'fused_linear_gelu_grad_mm(Tensor grad_a, Tensor grad_b, Tensor x, Tensor weight, '
+        'Tensor pre, str approximate="none") '
+        "-> (Tensor grad_x, Tensor grad_weight, Tensor grad_bias)",
+        summary="fused_linear_gelu_grad of a gradient that is a matrix product",
+        description="""
+    `fused_linear_gelu_grad(grad_a @ grad_b, x, weight, pre)`: the output
+    gradient of the GELU is the next layer's input gradient, a matrix
+    product (`grad_a` [..., J], `grad_b` [J, N]). On CUDA with
+    `approximate = "tanh"` that product is one cuBLASLt matmul whose
+    `CUBLASLT_EPILOGUE_DGELU_BGRAD` epilogue applies the GELU gradient (from
+    `pre`) and sums the bias gradient; the GELU gradient never makes a
+    round trip through memory.
+
+    ```mlir
+    %dx, %dw, %db = fxmlir.fused_linear_gelu_grad_mm %ga, %gb, %x, %w, %pre {approximate = "tanh"}
+        : (tensor<8x16xbf16>, tensor<16x32xbf16>, tensor<8x16xbf16>, tensor<32x16xbf16>,
+           tensor<8x32xbf16>) -> (tensor<8x16xbf16>, tensor<32x16xbf16>, tensor<32xbf16>)
+    ```""",
+        family=Family.LINEAR,
+        dims=(("grad_a", "*J"), ("grad_b", "JN"), ("weight", "NK"), ("pre", "*N"),
+              ("grad_x", "*K"), ("grad_weight", "NK"), ("grad_bias", "N")),
+    ),
+    FusedOp(
+        "linear_weight_bias_grad(Tensor grad, Tensor x) -> (Tensor grad_weight, Tensor grad_bias)",
+        summary="a linear layer's weight and bias gradients in one matmul",
+        description="""
+    `grad_weight = grad^T @ x` and `grad_bias = grad` summed over the rows
+    (`grad` [..., N], `x` [..., K]). On CUDA the bias gradient comes out of
+    the matmul's `CUBLASLT_EPILOGUE_BGRADB` epilogue instead of another pass
+    over `grad`.
+
+    ```mlir
+    %dw, %db = fxmlir.linear_weight_bias_grad %g, %x
+        : (tensor<8x32xf32>, tensor<8x16xf32>) -> (tensor<32x16xf32>, tensor<32xf32>)
+    ```""",
+        family=Family.LINEAR,
+        dims=(("grad", "*N"), ("grad_weight", "NK"), ("grad_bias", "N")),
     ),
 )
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import fxmlir
 import fxmlir.ops  # noqa: F401  (loads torch.ops.fxmlir)
 
 ops = torch.ops.fxmlir
@@ -294,6 +295,15 @@ OPCHECK_CASES = {
         (torch.randn(3, 4, 8, dtype=x.dtype, device=x.device), x.detach(),
          torch.randn(8, 5, dtype=x.dtype, device=x.device),
          torch.randn(3, 4, 8, dtype=x.dtype, device=x.device), "none")),
+    "fused_linear_gelu_grad_mm": lambda x, b, m, g: (
+        ops.fused_linear_gelu_grad_mm.default,
+        (torch.randn(3, 4, 6, dtype=x.dtype, device=x.device),
+         torch.randn(6, 8, dtype=x.dtype, device=x.device), x.detach(),
+         torch.randn(8, 5, dtype=x.dtype, device=x.device),
+         torch.randn(3, 4, 8, dtype=x.dtype, device=x.device), "tanh")),
+    "linear_weight_bias_grad": lambda x, b, m, g: (
+        ops.linear_weight_bias_grad.default,
+        (torch.randn(3, 4, 8, dtype=x.dtype, device=x.device), x.detach())),
 }
 
 
@@ -410,6 +420,8 @@ RAISING_CALLS = {
     "packed_mask_scale": "ops.packed_mask_scale(x, torch.zeros(2, dtype=torch.uint8, device=d), 2.0)",
     "fused_linear_gelu": "ops.fused_linear_gelu(x, torch.randn(3, 4, device=d), b, 'tanh')",
     "fused_linear_gelu_grad": "ops.fused_linear_gelu_grad(x, x, x, x, 'erf')",
+    "fused_linear_gelu_grad_mm": "ops.fused_linear_gelu_grad_mm(x, b, x, x, x, 'tanh')",
+    "linear_weight_bias_grad": "ops.linear_weight_bias_grad(x, b)",
 }
 
 
@@ -704,3 +716,80 @@ def test_fused_linear_gelu_double_backward(device, approximate) -> None:
 
     assert torch.autograd.gradcheck(fn, (x, weight, bias))
     assert torch.autograd.gradgradcheck(fn, (x, weight, bias))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("shape,out_features", [((4, 6, 16), 32), ((5, 16), 12)])
+def test_fused_linear_gelu_grad_mm(device, dtype, approximate, shape, out_features) -> None:
+    """The gradients of gelu(x @ w^T + b) given an output gradient that is a
+    product a @ b (N % 8 != 0: no epilogue, the unfused path)."""
+    x = torch.randn(shape, dtype=dtype, device=device) / 4
+    w = torch.randn(out_features, shape[-1], dtype=dtype, device=device)
+    pre = F.linear(x, w, torch.randn(out_features, dtype=dtype, device=device))
+    a = torch.randn(*shape[:-1], 8, dtype=dtype, device=device)
+    b = torch.randn(8, out_features, dtype=dtype, device=device).t().contiguous().t()
+    got = ops.fused_linear_gelu_grad_mm(a, b, x, w, pre, approximate)
+    want = ops.fused_linear_gelu_grad(a @ b, x, w, pre, approximate)
+    g = torch.ops.aten.gelu_backward(a @ b, pre, approximate=approximate)
+    tol = GEMM_TOLERANCES[dtype]
+    torch.testing.assert_close(want[2], g.reshape(-1, out_features).sum(0),
+                               rtol=tol["rtol"], atol=tol["atol"] * 4)
+    for mine, theirs in zip(got, want):
+        scale = max(1.0, theirs.abs().max().item())
+        torch.testing.assert_close(mine, theirs, rtol=tol["rtol"], atol=tol["atol"] * scale)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_linear_weight_bias_grad(device, dtype) -> None:
+    grad = torch.randn(3, 7, 16, dtype=dtype, device=device)
+    x = torch.randn(3, 7, 24, dtype=dtype, device=device)
+    grad_weight, grad_bias = ops.linear_weight_bias_grad(grad, x)
+    tol = GEMM_TOLERANCES[dtype]
+    torch.testing.assert_close(grad_weight, grad.reshape(-1, 16).t() @ x.reshape(-1, 24),
+                               rtol=tol["rtol"], atol=tol["atol"] * 8)
+    torch.testing.assert_close(grad_bias, grad.sum((0, 1)), rtol=tol["rtol"],
+                               atol=tol["atol"] * 8)
+
+
+class GeluMLP(torch.nn.Module):
+    """GPT-2's MLP without dropout: every GEMM epilogue applies on CUDA."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(32, 128)
+        self.proj = torch.nn.Linear(128, 32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(F.gelu(self.fc(x), approximate="tanh"))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA is not available")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_gemm_epilogues_train_like_eager_on_cuda(tmp_path, dtype) -> None:
+    import json
+
+    torch.manual_seed(0)
+    model = GeluMLP().cuda().to(dtype)
+    compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    x = torch.randn(4, 8, 32, device="cuda", dtype=dtype, requires_grad=True)
+    grads = []
+    for fn in (model, compiled):
+        model.zero_grad()
+        x.grad = None
+        out = fn(x)
+        out.backward(torch.ones_like(out))
+        grads.append([out.detach()] + [t.grad.clone() for t in (x, *model.parameters())])
+    tol = GEMM_TOLERANCES[dtype]
+    for eager, fused in zip(*grads):
+        torch.testing.assert_close(fused, eager, rtol=tol["rtol"] * 4,
+                                   atol=tol["atol"] * 4 * max(1.0, eager.abs().max().item()))
+    fused_ops = {}
+    for summary in tmp_path.glob("*/*/summary.json"):
+        fused_ops |= {f"{summary.parent.name}:{k}": v
+                      for k, v in json.loads(summary.read_text())["fused_ops"].items()}
+    assert fused_ops["before_autodiff:fxmlir.fused_linear_gelu"] == 1
+    assert fused_ops["backward:fxmlir.fused_linear_gelu_grad_mm"] == 1
+    assert fused_ops["backward:fxmlir.linear_weight_bias_grad"] == 1

@@ -74,17 +74,18 @@ ltTypes(at::ScalarType dtype) {
   }
 }
 
-/// weight [N, K] as cuBLASLt's A operand of a product whose output is
-/// column-major N x M: row-major weight is a transposed K x N matrix, a
-/// transposed view of a row-major [K, N] one is N x K as is.
-std::optional<cuda::LtOperand> weightOperand(const at::Tensor &weight) {
-  int64_t n = weight.size(0), k = weight.size(1);
-  if (weight.stride(1) == 1 && weight.stride(0) >= std::max<int64_t>(k, 1))
-    return cuda::LtOperand{weight.const_data_ptr(), uint64_t(k), uint64_t(n),
-                           weight.stride(0), true};
-  if (weight.stride(0) == 1 && weight.stride(1) >= std::max<int64_t>(n, 1))
-    return cuda::LtOperand{weight.const_data_ptr(), uint64_t(n), uint64_t(k),
-                           weight.stride(1), false};
+/// A 2-D tensor as a cuBLASLt operand op(M) equal to the tensor (or, with
+/// `transpose`, to its transpose). A row-major tensor's memory is its
+/// transpose in column-major terms, a transposed view of a row-major one is
+/// itself; other strides have no operand.
+std::optional<cuda::LtOperand> ltOperand(const at::Tensor &m, bool transpose) {
+  int64_t rows = m.size(0), cols = m.size(1);
+  if (m.stride(1) == 1 && m.stride(0) >= std::max<int64_t>(cols, 1))
+    return cuda::LtOperand{m.const_data_ptr(), uint64_t(cols), uint64_t(rows),
+                           m.stride(0), !transpose};
+  if (m.stride(0) == 1 && m.stride(1) >= std::max<int64_t>(rows, 1))
+    return cuda::LtOperand{m.const_data_ptr(), uint64_t(rows), uint64_t(cols),
+                           m.stride(1), transpose};
   return std::nullopt;
 }
 
@@ -141,22 +142,48 @@ template <> struct Launcher<Device::CUDA> {
                          const at::Tensor &bias, bool tanh, at::Tensor &pre,
                          at::Tensor &y) {
     int64_t m = x.size(0), k = x.size(1), n = weight.size(0);
+    // Column-major: y^T (n x m) = weight (n x k) @ x^T (k x m).
     auto types = ltTypes(x.scalar_type());
-    std::optional<cuda::LtOperand> a = weightOperand(weight);
+    std::optional<cuda::LtOperand> a = ltOperand(weight, false);
     // The aux (pre) leading dimension must be a multiple of 8.
     if (tanh && types && a && k > 0 && n % 8 == 0) {
-      cuda::LtOperand b{x.const_data_ptr(), uint64_t(k), uint64_t(m), k, false};
       cuda::LtEpilogue epilogue{CUBLASLT_EPILOGUE_GELU_AUX_BIAS,
                                 bias.const_data_ptr(), pre.mutable_data_ptr(),
                                 n};
       if (ltSucceeded("fused_linear_gelu",
                       cuda::ltMatmul(ltContext(), types->first, types->second,
-                                     *a, b, y.mutable_data_ptr(), n, n, m,
-                                     epilogue)))
+                                     *a, *ltOperand(x, true),
+                                     y.mutable_data_ptr(), n, n, m, epilogue)))
         return;
     }
     at::addmm_out(pre, bias, x, weight.t());
     at::gelu_out(y, pre, tanh ? "tanh" : "none");
+  }
+
+  /// With tanh, grad^T = gelu'(pre^T) * (b^T @ a^T) (column-major N x M) in
+  /// one cuBLASLt matmul whose DGELU_BGRAD epilogue also sums the bias
+  /// gradient (cuBLASLt's GELU gradient is the tanh form's); else mm, then
+  /// gelu_backward and sum.
+  static void mmGeluGrad(const at::Tensor &a, const at::Tensor &b,
+                         const at::Tensor &pre, bool tanh, at::Tensor &grad,
+                         at::Tensor &gradBias) {
+    int64_t m = a.size(0), j = a.size(1), n = b.size(1);
+    auto types = ltTypes(a.scalar_type());
+    // Column-major: grad^T (n x m) = b^T (n x j) @ a^T (j x m).
+    std::optional<cuda::LtOperand> opA = ltOperand(b, true);
+    if (tanh && types && opA && m > 0 && j > 0 && n % 8 == 0) {
+      cuda::LtEpilogue epilogue{CUBLASLT_EPILOGUE_DGELU_BGRAD,
+                                gradBias.mutable_data_ptr(),
+                                const_cast<void *>(pre.const_data_ptr()), n};
+      if (ltSucceeded("fused_linear_gelu_grad_mm",
+                      cuda::ltMatmul(ltContext(), types->first, types->second,
+                                     *opA, *ltOperand(a, true),
+                                     grad.mutable_data_ptr(), n, n, m,
+                                     epilogue)))
+        return;
+    }
+    at::gelu_backward_out(grad, at::mm(a, b), pre, tanh ? "tanh" : "none");
+    at::sum_out(gradBias, grad, 0);
   }
 
   /// grad_weight = grad^T @ x with the bias gradient from the same matmul
@@ -167,15 +194,13 @@ template <> struct Launcher<Device::CUDA> {
     auto types = ltTypes(grad.scalar_type());
     if (types && m > 0 && n > 0 && k > 0) {
       // Column-major: grad_weight^T (k x n) = x^T (k x m) @ grad (m x n).
-      cuda::LtOperand a{x.const_data_ptr(), uint64_t(k), uint64_t(m), k, false};
-      cuda::LtOperand b{grad.const_data_ptr(), uint64_t(n), uint64_t(m), n,
-                        true};
       cuda::LtEpilogue epilogue{CUBLASLT_EPILOGUE_BGRADB,
                                 gradBias.mutable_data_ptr()};
-      if (ltSucceeded("fused_linear_gelu_grad",
+      if (ltSucceeded("linear_weight_bias_grad",
                       cuda::ltMatmul(ltContext(), types->first, types->second,
-                                     a, b, gradWeight.mutable_data_ptr(), k, k,
-                                     n, epilogue)))
+                                     *ltOperand(x, true), *ltOperand(grad, false),
+                                     gradWeight.mutable_data_ptr(), k, k, n,
+                                     epilogue)))
         return;
     }
     at::mm_out(gradWeight, grad.t(), x);

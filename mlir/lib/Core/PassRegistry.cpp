@@ -41,7 +41,7 @@ constexpr PipelineEntry kPipeline[] = {
     {"fxmlir-approximate-gelu", 0},
     {"fxmlir-decompose", AllStages},
     // Before the bias_add + GELU fusion, which would take its GELUs.
-    {"fxmlir-fuse-linear-gelu", AllStages},
+    {"fxmlir-fuse-gemm-epilogues", AllStages},
     {"fxmlir-fuse-bias-add-activation", AllStages},
     {"fxmlir-fuse-bias-add-dropout", AllStages},
     {"fxmlir-recompose", AllStages},

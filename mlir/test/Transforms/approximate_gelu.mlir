@@ -1,5 +1,5 @@
 // RUN: fxmlir-opt %s --fxmlir-approximate-gelu | FileCheck %s
-// RUN: fxmlir-opt %s --fxmlir-approximate-gelu --fxmlir-decompose --fxmlir-fuse-linear-gelu | FileCheck %s --check-prefix=FUSED
+// RUN: fxmlir-opt %s --fxmlir-approximate-gelu --fxmlir-decompose --fxmlir-fuse-gemm-epilogues | FileCheck %s --check-prefix=FUSED
 
 !x = tensor<8x64xbf16, #fxmlir.device<"cuda:0">>
 !w = tensor<128x64xbf16, #fxmlir.device<"cuda:0">>

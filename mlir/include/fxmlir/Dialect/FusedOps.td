@@ -393,4 +393,74 @@ def Fxmlir_FusedLinearGeluGradOp : Fxmlir_Op<"fused_linear_gelu_grad", [Pure]> {
   }];
 }
 
+def Fxmlir_FusedLinearGeluGradMmOp : Fxmlir_Op<"fused_linear_gelu_grad_mm", [Pure]> {
+  let summary = "fused_linear_gelu_grad of a gradient that is a matrix product";
+  let description = [{
+    `fused_linear_gelu_grad(grad_a @ grad_b, x, weight, pre)`: the output
+    gradient of the GELU is the next layer's input gradient, a matrix
+    product (`grad_a` [..., J], `grad_b` [J, N]). On CUDA with
+    `approximate = "tanh"` that product is one cuBLASLt matmul whose
+    `CUBLASLT_EPILOGUE_DGELU_BGRAD` epilogue applies the GELU gradient (from
+    `pre`) and sums the bias gradient; the GELU gradient never makes a
+    round trip through memory.
+
+    ```mlir
+    %dx, %dw, %db = fxmlir.fused_linear_gelu_grad_mm %ga, %gb, %x, %w, %pre {approximate = "tanh"}
+        : (tensor<8x16xbf16>, tensor<16x32xbf16>, tensor<8x16xbf16>, tensor<32x16xbf16>,
+           tensor<8x32xbf16>) -> (tensor<8x16xbf16>, tensor<32x16xbf16>, tensor<32xbf16>)
+    ```
+  }];
+  let arguments = (ins
+    Fxmlir_Tensor:$grad_a,
+    Fxmlir_Tensor:$grad_b,
+    Fxmlir_Tensor:$x,
+    Fxmlir_Tensor:$weight,
+    Fxmlir_Tensor:$pre,
+    StrAttr:$approximate
+  );
+  let results = (outs
+    Fxmlir_Tensor:$grad_x,
+    Fxmlir_Tensor:$grad_weight,
+    Fxmlir_Tensor:$grad_bias
+  );
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::mlir::success(::mlir::succeeded(::mlir::fxmlir::verifyStrEnum(*this, "approximate", getApproximate(), {"none", "tanh"}))
+          && ::mlir::succeeded(::mlir::fxmlir::verifyLinearOp(*this, {{"x", getX(), "*K"}, {"grad_a", getGradA(), "*J"}, {"grad_b", getGradB(), "JN"}, {"weight", getWeight(), "NK"}, {"pre", getPre(), "*N"}, {"grad_x", getGradX(), "*K"}, {"grad_weight", getGradWeight(), "NK"}, {"grad_bias", getGradBias(), "N"}})));
+    }
+  }];
+}
+
+def Fxmlir_LinearWeightBiasGradOp : Fxmlir_Op<"linear_weight_bias_grad", [Pure]> {
+  let summary = "a linear layer's weight and bias gradients in one matmul";
+  let description = [{
+    `grad_weight = grad^T @ x` and `grad_bias = grad` summed over the rows
+    (`grad` [..., N], `x` [..., K]). On CUDA the bias gradient comes out of
+    the matmul's `CUBLASLT_EPILOGUE_BGRADB` epilogue instead of another pass
+    over `grad`.
+
+    ```mlir
+    %dw, %db = fxmlir.linear_weight_bias_grad %g, %x
+        : (tensor<8x32xf32>, tensor<8x16xf32>) -> (tensor<32x16xf32>, tensor<32xf32>)
+    ```
+  }];
+  let arguments = (ins
+    Fxmlir_Tensor:$grad,
+    Fxmlir_Tensor:$x
+  );
+  let results = (outs
+    Fxmlir_Tensor:$grad_weight,
+    Fxmlir_Tensor:$grad_bias
+  );
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::mlir::fxmlir::verifyLinearOp(*this, {{"x", getX(), "*K"}, {"grad", getGrad(), "*N"}, {"grad_weight", getGradWeight(), "NK"}, {"grad_bias", getGradBias(), "N"}});
+    }
+  }];
+}
+
 #endif // FXMLIR_DIALECT_FUSEDOPS_TD

@@ -78,7 +78,7 @@ LogicalResult verifyPackedMaskOp(Operation *op, Value grad, Value mask,
                                  Value result);
 
 /// A tensor of a linear-family op and its dims: "*" stands for x's leading
-/// dims, letters for one dim each (K: x's last, N: weight's first).
+/// dims, letters for one dim each (K: x's last, N: the output features).
 struct LinearDims {
   StringRef name;
   Value value;

@@ -17,7 +17,7 @@ namespace mlir::fxmlir {
 /// The pattern sets behind the passes, for any pass or driver to combine.
 void populateDecomposePatterns(RewritePatternSet &patterns);
 void populateBiasAddActivationFusionPatterns(RewritePatternSet &patterns);
-void populateLinearGeluFusionPatterns(RewritePatternSet &patterns);
+void populateGemmEpilogueFusionPatterns(RewritePatternSet &patterns);
 void populateGeluApproximationPatterns(RewritePatternSet &patterns);
 /// The DRR dropout fusions and the residual add's (tried first).
 void populateBiasAddDropoutFusionPatterns(RewritePatternSet &patterns);

@@ -33,7 +33,7 @@ def ApproximateGelu : Pass<"fxmlir-approximate-gelu"> {
     |x| = 2), below bfloat16 resolution at that size but not float32's.
     It is what cuBLASLt's GELU epilogue computes: with this pass, an erf
     GELU after a linear layer on CUDA becomes one matmul
-    (`fxmlir-fuse-linear-gelu`). Not in any default pipeline: select it with
+    (`fxmlir-fuse-gemm-epilogues`). Not in any default pipeline: select it with
     `FXMLIR_PASSES=+fxmlir-approximate-gelu` or `passes="+fxmlir-approximate-gelu"`.
   }];
   let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
@@ -52,18 +52,24 @@ def Decompose : Pass<"fxmlir-decompose"> {
   let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
 }
 
-def FuseLinearGelu : Pass<"fxmlir-fuse-linear-gelu"> {
-  let summary = "Fuse a CUDA linear layer's bias and tanh GELU into one cuBLASLt matmul";
+def FuseGemmEpilogues : Pass<"fxmlir-fuse-gemm-epilogues"> {
+  let summary = "Fold a CUDA linear layer's bias, tanh GELU and their gradients into cuBLASLt matmul epilogues";
   let description = [{
-    `gelu(bias_add(linear(x, w, none), b), approximate="tanh")` ->
-    `fused_linear_gelu(x, w, b)`, and likewise for the `mm(x, m)` and
-    `view(mm(x, m))` spellings (w = t(m)), for f32/f16/bf16 CUDA tensors
-    whose intermediate values have no other use. The fused op's CUDA kernel
-    is one matmul with cuBLASLt's GELU_AUX_BIAS epilogue, keeping the
-    pre-activation for backward (whose weight gradient computes the bias
-    gradient in its epilogue, BGRADB). cuBLASLt's GELU is the tanh form:
-    erf GELU is left to `fxmlir-fuse-bias-add-activation` (see
-    `fxmlir-approximate-gelu`). On CPU the bias_add + GELU fusion stays.
+    For f32/f16/bf16 CUDA tensors whose intermediate values have no other
+    use:
+    - `gelu(bias_add(linear(x, w, none), b), approximate="tanh")` ->
+      `fused_linear_gelu(x, w, b)`, and likewise for the `mm(x, m)` and
+      `view(mm(x, m))` spellings (w = t(m)): one matmul with the
+      GELU_AUX_BIAS epilogue, keeping the pre-activation for backward;
+    - `fused_linear_gelu_grad(view(mm(a, b)), ...)` ->
+      `fused_linear_gelu_grad_mm(a, b, ...)`: the GELU and bias gradients in
+      the epilogue (DGELU_BGRAD) of the product that makes the gradient;
+    - `mm(t(g), x)` and `sum(g, [0])` -> `linear_weight_bias_grad(g, x)`: a
+      linear layer's bias gradient in the epilogue (BGRADB) of its weight
+      gradient.
+    cuBLASLt's GELU is the tanh form: erf GELU is left to
+    `fxmlir-fuse-bias-add-activation` (see `fxmlir-approximate-gelu`). On
+    CPU, where no matmul has such epilogues, nothing changes.
   }];
   let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
 }

@@ -1,0 +1,102 @@
+"""python -m benchmarks --device cpu|cuda [--only ops,linear,mlp,gpt2,roundtrip] [--threads N]
+
+Runs the suite and writes the device's section of docs/benchmarks.md (and
+docs/benchmarks-<device>.png where matplotlib is installed)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import platform
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+from benchmarks import report, suites, timing
+
+ROOT = Path(__file__).resolve().parent.parent
+SECTIONS = ("ops", "linear", "mlp", "gpt2", "roundtrip")
+
+
+def _machine(device: str) -> str:
+    if device == "cuda":
+        props = torch.cuda.get_device_properties(0)
+        return (f"{props.name}, {props.multi_processor_count} SMs, "
+                f"{props.total_memory / 2**30:.0f} GiB; CUDA {torch.version.cuda}")
+    model = platform.processor() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {torch.get_num_threads()} torch threads"
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", choices=sorted(suites.SIZES), required=True)
+    parser.add_argument("--only", default=",".join(SECTIONS),
+                        help=f"comma list of {', '.join(SECTIONS)}")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
+    parser.add_argument("--threads", type=int,
+                        help="torch's CPU threads (default: torch's choice); on a machine "
+                             "shared with other jobs, fewer threads than cores keep OpenMP "
+                             "from waiting for a busy core")
+    args = parser.parse_args(argv)
+    if args.threads is not None:
+        if args.threads < 1:
+            parser.error("--threads must be at least 1")
+        torch.set_num_threads(args.threads)
+    only = set(args.only.split(","))
+    if only - set(SECTIONS):
+        parser.error(f"--only: unknown {', '.join(sorted(only - set(SECTIONS)))}")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: CUDA is not available")
+
+    import transformers
+
+    torch._dynamo.config.cache_size_limit = 64
+    sizes = suites.SIZES[args.device]
+    sizes_note = ("the issue's sizes" if args.device == "cuda" else
+                  "smaller than the H100 tables' so that the suite finishes in minutes on "
+                  "this CPU (fused ops, linear, MLP tokens and GPT-2 tokens below); "
+                  "training steps in f32 and bf16, GPT-2 in f32 only")
+    run = {"command": "python -m benchmarks " + shlex.join(sys.argv[1:] if argv is None else argv),
+           "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "commit": _commit(),
+           "machine": _machine(args.device), "torch": torch.__version__,
+           "transformers": transformers.__version__, "sizes": sizes, "sizes_note": sizes_note}
+    print(f"{run['machine']}; torch {run['torch']}", flush=True)
+    run["copy_gbps"] = timing.copy_gbps(args.device, sizes.copy_bytes, sizes.warmup, sizes.reps)
+    print(f"copy: {run['copy_gbps']:.1f} GB/s", flush=True)
+    steps = {"ops": suites.fused_ops, "linear": suites.linear_gelu_results,
+             "mlp": suites.mlp_results, "gpt2": suites.gpt2_results}
+    for key, fn in steps.items():
+        if key in only:
+            run[key] = fn(args.device, sizes)
+            print(f"{key}: done", flush=True)
+    if "roundtrip" in only:
+        run["roundtrip"] = suites.round_trip_results()
+    png = args.out.with_name(f"benchmarks-{args.device}.png")
+    if report.chart(png, args.device, run):
+        run["chart"] = png.name
+    text = report.section(args.device, run)
+    report.write(args.out, args.device, text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
