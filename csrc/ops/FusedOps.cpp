@@ -77,8 +77,8 @@ void checkPackedMask(const char *op, const at::Tensor &mask,
 void checkLinear(const char *op, const at::Tensor &x,
                  const at::Tensor &weight) {
   TORCH_CHECK(x.dim() >= 1, op, ": x must have at least 1 dimension");
-  TORCH_CHECK(weight.dim() == 2, op, ": weight must be 2-D, got ",
-              weight.dim(), "-D weight");
+  TORCH_CHECK(weight.dim() == 2, op, ": weight must be 2-D, got ", weight.dim(),
+              "-D weight");
   TORCH_SYM_CHECK(weight.sym_size(1).sym_eq(x.sym_size(-1)), op,
                   ": weight has ", weight.sym_size(1),
                   " input features but x.size(-1) is ", x.sym_size(-1));

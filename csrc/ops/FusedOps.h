@@ -272,10 +272,10 @@ fusedBiasDropoutAdd(const at::Tensor &x, const at::Tensor &bias,
   checkDropProbability(op, p);
   if (residual)
     Grad{"residual", *residual}.check(op, x);
-  at::Tensor mask =
-      packed ? at::empty_symint({packedMaskBytes(x)}, x.options().dtype(at::kByte))
-             : at::empty_like(x, x.options().dtype(at::kBool),
-                              at::MemoryFormat::Contiguous);
+  at::Tensor mask = packed ? at::empty_symint({packedMaskBytes(x)},
+                                              x.options().dtype(at::kByte))
+                           : at::empty_like(x, x.options().dtype(at::kBool),
+                                            at::MemoryFormat::Contiguous);
   at::Tensor result = at::empty_like(x, at::MemoryFormat::Contiguous);
   if constexpr (D != Device::Meta) {
     c10::OptionalDeviceGuard guard(x.device());
@@ -405,9 +405,8 @@ fusedLinearGeluGradMm(const at::Tensor &gradA, const at::Tensor &gradB,
   bool tanh = parseApproximate(op, approximate);
   checkLinear(op, x, weight);
   checkLinearTensor(op, "pre", pre, x, withLastSize(x, weight.sym_size(0)));
-  TORCH_CHECK(gradA.dim() == x.dim(), op, ": grad_a shape ",
-              gradA.sym_sizes(), " does not have x's leading dims ",
-              x.sym_sizes());
+  TORCH_CHECK(gradA.dim() == x.dim(), op, ": grad_a shape ", gradA.sym_sizes(),
+              " does not have x's leading dims ", x.sym_sizes());
   c10::SymInt j = gradA.sym_size(-1);
   checkLinearTensor(op, "grad_a", gradA, x, withLastSize(x, j));
   checkLinearTensor(op, "grad_b", gradB, x, {j, weight.sym_size(0)});
@@ -427,8 +426,8 @@ fusedLinearGeluGradMm(const at::Tensor &gradA, const at::Tensor &gradB,
 }
 
 template <Device D>
-std::tuple<at::Tensor, at::Tensor>
-linearWeightBiasGrad(const at::Tensor &grad, const at::Tensor &x) {
+std::tuple<at::Tensor, at::Tensor> linearWeightBiasGrad(const at::Tensor &grad,
+                                                        const at::Tensor &x) {
   constexpr const char *op = "linear_weight_bias_grad";
   TORCH_CHECK(x.dim() >= 1 && grad.dim() == x.dim(), op, ": grad shape ",
               grad.sym_sizes(), " does not have x's leading dims ",

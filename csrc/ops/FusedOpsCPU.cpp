@@ -78,12 +78,12 @@ template <> struct Launcher<Device::CPU> {
           const auto *b = static_cast<const T *>(bias.const_data_ptr());
           auto *out = static_cast<T *>(y.mutable_data_ptr());
           auto run = [&](auto gelu) {
-            at::parallel_for(
-                0, shape.numel, kGrain, [&](int64_t begin, int64_t end) {
-                  kernels::cpu::biasKernelKeepSum(
-                      kernels::Activate<decltype(gelu)>{}, sum, b, sum, out,
-                      shape, begin, end);
-                });
+            at::parallel_for(0, shape.numel, kGrain,
+                             [&](int64_t begin, int64_t end) {
+                               kernels::cpu::biasKernelKeepSum(
+                                   kernels::Activate<decltype(gelu)>{}, sum, b,
+                                   sum, out, shape, begin, end);
+                             });
           };
           tanh ? run(kernels::Gelu<true>{}) : run(kernels::Gelu<false>{});
         });

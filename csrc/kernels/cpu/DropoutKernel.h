@@ -66,10 +66,9 @@ biasDropoutKernel(Op op, const T *x, const T *bias, T *out, void *mask,
 /// out[i] = grad[i] * keep_i * scale over [begin, end), keep_i from a packed
 /// mask.
 template <typename T>
-FXMLIR_CPU_KERNEL void packedMaskScaleKernel(const T *grad,
-                                             const uint8_t *mask, T *out,
-                                             double scale, int64_t begin,
-                                             int64_t end) {
+FXMLIR_CPU_KERNEL void packedMaskScaleKernel(const T *grad, const uint8_t *mask,
+                                             T *out, double scale,
+                                             int64_t begin, int64_t end) {
   MaskScale op{scale};
 #pragma omp simd
   for (int64_t i = begin; i < end; ++i)

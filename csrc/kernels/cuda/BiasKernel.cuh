@@ -142,12 +142,13 @@ void launchBiasRows(Op op, const T *x, const T *bias, T *out,
   int64_t cols = shape.axisSize, rows = shape.numel / cols;
   int64_t colPacks = cols / Vec;
   // Whole warps along the row, the rest of the block down the rows.
-  int threadsX = int(std::min<int64_t>(kBiasThreads, (colPacks + 31) / 32 * 32));
+  int threadsX =
+      int(std::min<int64_t>(kBiasThreads, (colPacks + 31) / 32 * 32));
   int threadsY = kBiasThreads / threadsX;
   int64_t blocksX = (colPacks + threadsX - 1) / threadsX;
   int64_t wave = int64_t(smCount) * (kThreadsPerSm / kBiasThreads);
-  int64_t blocksY = std::clamp<int64_t>(wave / blocksX, 1,
-                                        (rows + threadsY - 1) / threadsY);
+  int64_t blocksY =
+      std::clamp<int64_t>(wave / blocksX, 1, (rows + threadsY - 1) / threadsY);
   dim3 grid(unsigned(blocksX), unsigned(std::min<int64_t>(blocksY, 65535)));
   biasRowsKernel<Vec, Index><<<grid, dim3(threadsX, threadsY), 0, stream>>>(
       op, x, bias, out, Index(rows), Index(cols), others...);
@@ -170,9 +171,9 @@ cudaError_t launchBias(Op op, const T *x, const T *bias, T *out,
   bool vectorize = packAligned(x, 16) && packAligned(out, 16) &&
                    (packAligned(others, kVec * sizeof(Others)) && ...);
   bool small = shape.numel <= INT32_MAX;
-  bool rows = vectorize && shape.inner == 1 && shape.axisSize % kVec == 0 &&
-              (shape.axisSize / kVec + kBiasThreads - 1) / kBiasThreads <=
-                  INT32_MAX;
+  bool rows =
+      vectorize && shape.inner == 1 && shape.axisSize % kVec == 0 &&
+      (shape.axisSize / kVec + kBiasThreads - 1) / kBiasThreads <= INT32_MAX;
   if (rows && small)
     launchBiasRows<kVec, uint32_t>(op, x, bias, out, shape, stream, smCount,
                                    others...);

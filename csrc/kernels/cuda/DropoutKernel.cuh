@@ -109,8 +109,8 @@ __global__ void __launch_bounds__(256)
     } else if (whole) {
       // A fresh bool mask: groups are 8-byte aligned, one store each.
       *reinterpret_cast<uint64_t *>(static_cast<bool *>(mask) + i) =
-          keepBytes(low, threshold) |
-          uint64_t(keepBytes(high, threshold)) << 32;
+          keepBytes(low, threshold) | uint64_t(keepBytes(high, threshold))
+                                          << 32;
     } else {
       for (int k = 0; i + k < numel; ++k)
         static_cast<bool *>(mask)[i + k] = packedKeep(bits, k);
@@ -144,8 +144,8 @@ __global__ void __launch_bounds__(256)
 
 template <bool Aligned, bool Packed, typename Index, typename T, typename Op,
           typename Source, typename... Residual>
-void launchBiasDropoutWith(Op op, const T *x, const T *bias, T *out,
-                           void *mask, BiasBroadcast shape, uint32_t threshold,
+void launchBiasDropoutWith(Op op, const T *x, const T *bias, T *out, void *mask,
+                           BiasBroadcast shape, uint32_t threshold,
                            Source source, const PhiloxLaunch &config,
                            cudaStream_t stream, const Residual *...residual) {
   auto launch = [&](auto rowBias) {
@@ -189,9 +189,9 @@ cudaError_t launchBiasDropout(Op op, const T *x, const T *bias, T *out,
                                                  threshold, source, config,
                                                  stream, residual...);
   } else {
-    launchBiasDropoutWith<false, Packed, int64_t>(op, x, bias, out, mask,
-                                                  shape, threshold, source,
-                                                  config, stream, residual...);
+    launchBiasDropoutWith<false, Packed, int64_t>(op, x, bias, out, mask, shape,
+                                                  threshold, source, config,
+                                                  stream, residual...);
   }
   return cudaGetLastError();
 }

@@ -132,10 +132,10 @@ inline cublasStatus_t ltMatmul(const LtContext &context, cudaDataType_t type,
   };
   FXMLIR_LT_TRY(prefer(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                        uint64_t(context.workspaceSize)));
-  FXMLIR_LT_TRY(prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                       alignmentOf(a.data)));
-  FXMLIR_LT_TRY(prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                       alignmentOf(b.data)));
+  FXMLIR_LT_TRY(
+      prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignmentOf(a.data)));
+  FXMLIR_LT_TRY(
+      prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignmentOf(b.data)));
   FXMLIR_LT_TRY(
       prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignmentOf(d)));
   FXMLIR_LT_TRY(

@@ -80,9 +80,9 @@ __global__ void randomMaskKernel(bool *mask, int64_t numel, uint32_t threshold,
 }
 
 template <typename SeedOffsetSource>
-cudaError_t
-launchRandomMask(bool *mask, int64_t numel, double p, SeedOffsetSource source,
-                 const PhiloxLaunch &config, cudaStream_t stream) {
+cudaError_t launchRandomMask(bool *mask, int64_t numel, double p,
+                             SeedOffsetSource source,
+                             const PhiloxLaunch &config, cudaStream_t stream) {
   if (numel == 0)
     return cudaSuccess;
   randomMaskKernel<<<config.blocks, config.threads, 0, stream>>>(

@@ -130,9 +130,9 @@ template <> struct Launcher<Device::CUDA> {
   template <typename T>
   static void packedMaskScale(const T *grad, const uint8_t *mask, T *out,
                               int64_t numel, double scale) {
-    C10_CUDA_CHECK(cuda::launchPackedMaskScale(
-        grad, mask, out, numel, scale, smCount(),
-        c10::cuda::getCurrentCUDAStream()));
+    C10_CUDA_CHECK(
+        cuda::launchPackedMaskScale(grad, mask, out, numel, scale, smCount(),
+                                    c10::cuda::getCurrentCUDAStream()));
   }
 
   /// With tanh, one cuBLASLt matmul whose GELU_AUX_BIAS epilogue writes y
@@ -196,11 +196,11 @@ template <> struct Launcher<Device::CUDA> {
       // Column-major: grad_weight^T (k x n) = x^T (k x m) @ grad (m x n).
       cuda::LtEpilogue epilogue{CUBLASLT_EPILOGUE_BGRADB,
                                 gradBias.mutable_data_ptr()};
-      if (ltSucceeded("linear_weight_bias_grad",
-                      cuda::ltMatmul(ltContext(), types->first, types->second,
-                                     *ltOperand(x, true), *ltOperand(grad, false),
-                                     gradWeight.mutable_data_ptr(), k, k, n,
-                                     epilogue)))
+      if (ltSucceeded(
+              "linear_weight_bias_grad",
+              cuda::ltMatmul(ltContext(), types->first, types->second,
+                             *ltOperand(x, true), *ltOperand(grad, false),
+                             gradWeight.mutable_data_ptr(), k, k, n, epilogue)))
         return;
     }
     at::mm_out(gradWeight, grad.t(), x);

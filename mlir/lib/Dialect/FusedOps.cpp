@@ -111,9 +111,9 @@ LogicalResult mlir::fxmlir::verifyMaskOp(Operation *op, Value like,
   return verifyBool(op, result, "result");
 }
 
-LogicalResult mlir::fxmlir::verifyDropoutOp(Operation *op, Value x,
-                                            Value bias, int64_t axis,
-                                            Value residual, Value y, Value mask,
+LogicalResult mlir::fxmlir::verifyDropoutOp(Operation *op, Value x, Value bias,
+                                            int64_t axis, Value residual,
+                                            Value y, Value mask,
                                             const APFloat &p, bool packed) {
   double rate = p.convertToDouble();
   if (!(rate >= 0.0 && rate < 1.0))
@@ -134,7 +134,8 @@ LogicalResult mlir::fxmlir::verifyDropoutOp(Operation *op, Value x,
 LogicalResult mlir::fxmlir::verifyPackedMaskOp(Operation *op, Value grad,
                                                Value mask, Value result) {
   auto maskType = cast<RankedTensorType>(mask.getType());
-  if (maskType.getRank() != 1 || !maskType.getElementType().isUnsignedInteger(8))
+  if (maskType.getRank() != 1 ||
+      !maskType.getElementType().isUnsignedInteger(8))
     return op->emitOpError("packed mask must be a 1-D ui8 tensor, got ")
            << maskType;
   auto gradType = cast<RankedTensorType>(grad.getType());
@@ -166,8 +167,8 @@ LogicalResult mlir::fxmlir::verifyLinearOp(Operation *op,
     bool batched = dims.consume_front("*");
     int64_t rank = (batched ? leading.size() : 0) + dims.size();
     if (type.getRank() != rank)
-      return op->emitOpError() << tensor.name << " must have rank " << rank
-                               << ", got " << type;
+      return op->emitOpError()
+             << tensor.name << " must have rank " << rank << ", got " << type;
     if (type.getElementType() != element)
       return op->emitOpError()
              << tensor.name << " element type " << type.getElementType()
@@ -178,8 +179,8 @@ LogicalResult mlir::fxmlir::verifyLinearOp(Operation *op,
     ArrayRef<int64_t> shape = type.getShape();
     if (batched && failed(verifyCompatibleShape(
                        shape.take_front(leading.size()), leading)))
-      return op->emitOpError() << tensor.name << " " << type
-                               << " does not have x's leading dims";
+      return op->emitOpError()
+             << tensor.name << " " << type << " does not have x's leading dims";
     for (auto [name, size] : llvm::zip(dims, shape.take_back(dims.size()))) {
       auto [it, inserted] = sizes.try_emplace(name, size);
       if (inserted || ShapedType::isDynamic(size))

@@ -46,9 +46,9 @@ static Value transposed(PatternRewriter &rewriter, Location loc, Value m) {
   if (auto t = m.getDefiningOp<TOp>())
     return t.getSelf();
   auto type = cast<RankedTensorType>(m.getType());
-  auto result = RankedTensorType::get(
-      {type.getDimSize(1), type.getDimSize(0)}, type.getElementType(),
-      type.getEncoding());
+  auto result =
+      RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)},
+                            type.getElementType(), type.getEncoding());
   return TOp::create(rewriter, loc, result, m);
 }
 
@@ -101,8 +101,8 @@ struct FuseLinearGeluPattern : OpRewritePattern<GeluOp> {
         matchProduct(sum.getX(), rewriter, gelu.getLoc());
     if (!product)
       return rewriter.notifyMatchFailure(gelu, "no single-use linear product");
-    Type type = product->view ? product->view->getOperand(0).getType()
-                              : gelu.getType();
+    Type type =
+        product->view ? product->view->getOperand(0).getType() : gelu.getType();
     auto fused = FusedLinearGeluOp::create(
         rewriter, gelu.getLoc(), type, type, product->x, product->weight,
         sum.getBias(), gelu.getApproximateAttr());
