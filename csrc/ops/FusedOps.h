@@ -371,6 +371,24 @@ fusedLinearGelu(const at::Tensor &x, const at::Tensor &weight,
   return {y, pre};
 }
 
+/// The input, weight and bias gradients of a linear layer (weight [N, K])
+/// from `gradRows(gradWeight, gradBias)`, which returns the gradient of its
+/// output as [M, N] rows and fills the other two.
+template <Device D, typename GradRows>
+std::tuple<at::Tensor, at::Tensor, at::Tensor>
+linearGrads(const at::Tensor &x, const at::Tensor &weight, GradRows gradRows) {
+  at::Tensor gradWeight = at::empty_like(weight, at::MemoryFormat::Contiguous);
+  at::Tensor gradBias = at::empty_symint({weight.sym_size(0)}, x.options());
+  if constexpr (D == Device::Meta) {
+    return {at::empty_like(x, at::MemoryFormat::Contiguous), gradWeight,
+            gradBias};
+  } else {
+    c10::OptionalDeviceGuard guard(x.device());
+    at::Tensor g = gradRows(gradWeight, gradBias);
+    return {at::mm(g, weight).view(x.sizes()), gradWeight, gradBias};
+  }
+}
+
 template <Device D>
 std::tuple<at::Tensor, at::Tensor, at::Tensor>
 fusedLinearGeluGrad(const at::Tensor &grad, const at::Tensor &x,
@@ -382,18 +400,12 @@ fusedLinearGeluGrad(const at::Tensor &grad, const at::Tensor &x,
   std::vector<c10::SymInt> rowsN = withLastSize(x, weight.sym_size(0));
   checkLinearTensor(op, "grad", grad, x, rowsN);
   checkLinearTensor(op, "pre", pre, x, rowsN);
-  at::Tensor gradWeight = at::empty_like(weight, at::MemoryFormat::Contiguous);
-  at::Tensor gradBias = at::empty_symint({weight.sym_size(0)}, x.options());
-  if constexpr (D == Device::Meta) {
-    return {at::empty_like(x, at::MemoryFormat::Contiguous), gradWeight,
-            gradBias};
-  } else {
-    c10::OptionalDeviceGuard guard(x.device());
-    at::Tensor g = rowsOf(at::gelu_backward(grad, pre, approximate));
-    at::Tensor xRows = rowsOf(x);
-    Launcher<D>::weightBiasGrad(g, xRows, gradWeight, gradBias);
-    return {at::mm(g, weight).view(x.sizes()), gradWeight, gradBias};
-  }
+  return linearGrads<D>(
+      x, weight, [&](at::Tensor &gradWeight, at::Tensor &gradBias) {
+        at::Tensor g = rowsOf(at::gelu_backward(grad, pre, approximate));
+        Launcher<D>::weightBiasGrad(g, rowsOf(x), gradWeight, gradBias);
+        return g;
+      });
 }
 
 template <Device D>
@@ -410,19 +422,15 @@ fusedLinearGeluGradMm(const at::Tensor &gradA, const at::Tensor &gradB,
   c10::SymInt j = gradA.sym_size(-1);
   checkLinearTensor(op, "grad_a", gradA, x, withLastSize(x, j));
   checkLinearTensor(op, "grad_b", gradB, x, {j, weight.sym_size(0)});
-  at::Tensor gradWeight = at::empty_like(weight, at::MemoryFormat::Contiguous);
-  at::Tensor gradBias = at::empty_symint({weight.sym_size(0)}, x.options());
-  if constexpr (D == Device::Meta) {
-    return {at::empty_like(x, at::MemoryFormat::Contiguous), gradWeight,
-            gradBias};
-  } else {
-    c10::OptionalDeviceGuard guard(x.device());
-    at::Tensor preRows = rowsOf(pre);
-    at::Tensor g = at::empty_like(preRows);
-    Launcher<D>::mmGeluGrad(rowsOf(gradA), gradB, preRows, tanh, g, gradBias);
-    at::mm_out(gradWeight, g.t(), rowsOf(x));
-    return {at::mm(g, weight).view(x.sizes()), gradWeight, gradBias};
-  }
+  return linearGrads<D>(x, weight,
+                        [&](at::Tensor &gradWeight, at::Tensor &gradBias) {
+                          at::Tensor preRows = rowsOf(pre);
+                          at::Tensor g = at::empty_like(preRows);
+                          Launcher<D>::mmGeluGrad(rowsOf(gradA), gradB, preRows,
+                                                  tanh, g, gradBias);
+                          at::mm_out(gradWeight, g.t(), rowsOf(x));
+                          return g;
+                        });
 }
 
 template <Device D>

@@ -65,14 +65,15 @@ def leaf(t: torch.Tensor) -> torch.Tensor:
     return t.detach().clone().requires_grad_(True)
 
 
-def check_forward_backward(fused, reference, inputs, dtype) -> None:
+def check_forward_backward(fused, reference, inputs, dtype, tolerances=TOLERANCES) -> None:
     """Runs fused and reference on fresh leaves of inputs and compares the
     outputs and the gradients of every floating input."""
     fused_in = [leaf(t) if t.is_floating_point() else t for t in inputs]
     ref_in = [leaf(t) if t.is_floating_point() else t for t in inputs]
     out = fused(*fused_in)
     ref = reference(*ref_in)
-    torch.testing.assert_close(out, ref, **TOLERANCES[dtype])
+    tol = tolerances[dtype]
+    torch.testing.assert_close(out, ref, **tol)
     grad = torch.randn_like(ref)
     out.backward(grad)
     ref.backward(grad)
@@ -80,7 +81,6 @@ def check_forward_backward(fused, reference, inputs, dtype) -> None:
         if mine.is_floating_point():
             # Bias grads are sums over many elements: scale atol with them.
             n = max(1, ref.numel() // max(1, mine.numel()))
-            tol = TOLERANCES[dtype]
             torch.testing.assert_close(
                 mine.grad, theirs.grad, rtol=tol["rtol"], atol=tol["atol"] * math.sqrt(n)
             )
@@ -554,30 +554,25 @@ def unpack(mask: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
 def test_fused_bias_dropout_add(device, dtype, shape, axis, residual, packed) -> None:
     """Forward and backward against eager given the mask the kernel drew."""
     x, bias = make_inputs(shape, axis, dtype, device)
-    r = torch.randn(shape, dtype=dtype, device=device) if residual else None
-    p = 0.3
-    fused_in = [leaf(x), leaf(bias)] + ([leaf(r)] if residual else [])
-    out, mask = ops.fused_bias_dropout_add(fused_in[0], fused_in[1],
-                                           fused_in[2] if residual else None, axis, p, packed)
-    keep = unpack(mask, x) if packed else mask
-    assert mask.dtype == (torch.uint8 if packed else torch.bool)
-    assert mask.shape == ((x.numel() + 7) // 8,) if packed else mask.shape == x.shape
-    ref_in = [leaf(t) for t in fused_in]
+    inputs = [x, bias] + ([torch.randn(shape, dtype=dtype, device=device)] if residual else [])
+    p, masks = 0.3, []
+
+    def fused(x, b, *r):
+        out, mask = ops.fused_bias_dropout_add(x, b, r[0] if r else None, axis, p, packed)
+        masks.append(mask)
+        return out
 
     def reference(x, b, *r):
+        keep = unpack(masks[0], x) if packed else masks[0]
         dropped = (x + bias_view(b, x.dim(), axis)) * keep / (1 - p)
         return r[0] + dropped if r else dropped
 
-    ref = reference(*ref_in)
-    torch.testing.assert_close(out, ref, **TOLERANCES[dtype])
-    grad = torch.randn_like(ref)
-    out.backward(grad)
-    ref.backward(grad)
-    for mine, theirs in zip(fused_in, ref_in):
-        n = max(1, ref.numel() // mine.numel())
-        tol = TOLERANCES[dtype]
-        torch.testing.assert_close(mine.grad, theirs.grad, rtol=tol["rtol"],
-                                   atol=tol["atol"] * math.sqrt(n))
+    check_forward_backward(fused, reference, inputs, dtype)
+    (mask,) = masks
+    if packed:
+        assert mask.dtype == torch.uint8 and mask.shape == ((x.numel() + 7) // 8,)
+    else:
+        assert mask.dtype == torch.bool and mask.shape == x.shape
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -672,22 +667,12 @@ def test_fused_linear_gelu(device, dtype, approximate, shape, out_features, tran
     else:
         weight = torch.randn(out_features, shape[-1], dtype=dtype, device=device)
     bias = torch.randn(out_features, dtype=dtype, device=device)
-    fused_in = [leaf(x), leaf(weight), leaf(bias)]
-    ref_in = [leaf(x), leaf(weight), leaf(bias)]
-    out, pre = ops.fused_linear_gelu(*fused_in, approximate)
-    ref_pre = F.linear(*ref_in)
-    ref = F.gelu(ref_pre, approximate=approximate)
-    tol = GEMM_TOLERANCES[dtype]
-    torch.testing.assert_close(out, ref, **tol)
-    torch.testing.assert_close(pre, ref_pre, **tol)
+    check_forward_backward(lambda x, w, b: ops.fused_linear_gelu(x, w, b, approximate)[0],
+                           lambda x, w, b: F.gelu(F.linear(x, w, b), approximate=approximate),
+                           [x, weight, bias], dtype, GEMM_TOLERANCES)
+    _, pre = ops.fused_linear_gelu(leaf(x), weight, bias, approximate)
+    torch.testing.assert_close(pre, F.linear(x, weight, bias), **GEMM_TOLERANCES[dtype])
     assert not pre.requires_grad, "pre is for backward only"
-    grad = torch.randn_like(ref)
-    out.backward(grad)
-    ref.backward(grad)
-    for mine, theirs in zip(fused_in, ref_in):
-        n = max(1, ref.numel() // mine.numel())
-        torch.testing.assert_close(mine.grad, theirs.grad, rtol=tol["rtol"],
-                                   atol=tol["atol"] * math.sqrt(n))
 
 
 @pytest.mark.parametrize("device", DEVICES)

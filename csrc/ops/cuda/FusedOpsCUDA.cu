@@ -58,17 +58,21 @@ cuda::LtContext ltContext() {
 
 /// cuBLASLt's data and compute types for a tensor's dtype: float32 follows
 /// torch's TF32 setting for matmuls; float64 is left to ATen.
-std::optional<std::pair<cudaDataType_t, cublasComputeType_t>>
-ltTypes(at::ScalarType dtype) {
+struct LtTypes {
+  cudaDataType_t data;
+  cublasComputeType_t compute;
+};
+
+std::optional<LtTypes> ltTypes(at::ScalarType dtype) {
   switch (dtype) {
   case at::kFloat:
-    return std::pair{CUDA_R_32F, at::globalContext().allowTF32CuBLAS()
-                                     ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                     : CUBLAS_COMPUTE_32F};
+    return LtTypes{CUDA_R_32F, at::globalContext().allowTF32CuBLAS()
+                                   ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                   : CUBLAS_COMPUTE_32F};
   case at::kHalf:
-    return std::pair{CUDA_R_16F, CUBLAS_COMPUTE_32F};
+    return LtTypes{CUDA_R_16F, CUBLAS_COMPUTE_32F};
   case at::kBFloat16:
-    return std::pair{CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+    return LtTypes{CUDA_R_16BF, CUBLAS_COMPUTE_32F};
   default:
     return std::nullopt;
   }
@@ -89,9 +93,15 @@ std::optional<cuda::LtOperand> ltOperand(const at::Tensor &m, bool transpose) {
   return std::nullopt;
 }
 
-/// Whether an epilogue matmul ran; false where cuBLASLt has no algorithm
-/// for it (the caller falls back), an error for anything else.
-bool ltSucceeded(const char *op, cublasStatus_t status) {
+/// d (m x n column-major, leading dimension ldd) = op(a) op(b) with the
+/// epilogue, on torch's stream. False where cuBLASLt has no algorithm for it
+/// (the caller falls back to unfused ops), an error for anything else.
+bool ltMatmul(const char *op, LtTypes types, const cuda::LtOperand &a,
+              const cuda::LtOperand &b, void *d, int64_t ldd, int64_t m,
+              int64_t n, const cuda::LtEpilogue &epilogue) {
+  cublasStatus_t status =
+      cuda::ltMatmul(ltContext(), types.data, types.compute, a, b, d, ldd,
+                     uint64_t(m), uint64_t(n), epilogue);
   if (status == CUBLAS_STATUS_NOT_SUPPORTED)
     return false;
   TORCH_CHECK(status == CUBLAS_STATUS_SUCCESS, op,
@@ -150,10 +160,8 @@ template <> struct Launcher<Device::CUDA> {
       cuda::LtEpilogue epilogue{CUBLASLT_EPILOGUE_GELU_AUX_BIAS,
                                 bias.const_data_ptr(), pre.mutable_data_ptr(),
                                 n};
-      if (ltSucceeded("fused_linear_gelu",
-                      cuda::ltMatmul(ltContext(), types->first, types->second,
-                                     *a, *ltOperand(x, true),
-                                     y.mutable_data_ptr(), n, n, m, epilogue)))
+      if (ltMatmul("fused_linear_gelu", *types, *a, *ltOperand(x, true),
+                   y.mutable_data_ptr(), n, n, m, epilogue))
         return;
     }
     at::addmm_out(pre, bias, x, weight.t());
@@ -175,11 +183,9 @@ template <> struct Launcher<Device::CUDA> {
       cuda::LtEpilogue epilogue{CUBLASLT_EPILOGUE_DGELU_BGRAD,
                                 gradBias.mutable_data_ptr(),
                                 const_cast<void *>(pre.const_data_ptr()), n};
-      if (ltSucceeded("fused_linear_gelu_grad_mm",
-                      cuda::ltMatmul(ltContext(), types->first, types->second,
-                                     *opA, *ltOperand(a, true),
-                                     grad.mutable_data_ptr(), n, n, m,
-                                     epilogue)))
+      if (ltMatmul("fused_linear_gelu_grad_mm", *types, *opA,
+                   *ltOperand(a, true), grad.mutable_data_ptr(), n, n, m,
+                   epilogue))
         return;
     }
     at::gelu_backward_out(grad, at::mm(a, b), pre, tanh ? "tanh" : "none");
@@ -196,11 +202,9 @@ template <> struct Launcher<Device::CUDA> {
       // Column-major: grad_weight^T (k x n) = x^T (k x m) @ grad (m x n).
       cuda::LtEpilogue epilogue{CUBLASLT_EPILOGUE_BGRADB,
                                 gradBias.mutable_data_ptr()};
-      if (ltSucceeded(
-              "linear_weight_bias_grad",
-              cuda::ltMatmul(ltContext(), types->first, types->second,
-                             *ltOperand(x, true), *ltOperand(grad, false),
-                             gradWeight.mutable_data_ptr(), k, k, n, epilogue)))
+      if (ltMatmul("linear_weight_bias_grad", *types, *ltOperand(x, true),
+                   *ltOperand(grad, false), gradWeight.mutable_data_ptr(), k, k,
+                   n, epilogue))
         return;
     }
     at::mm_out(gradWeight, grad.t(), x);
