@@ -1,17 +1,21 @@
 """python -m benchmarks --device cpu|cuda [--only ops,linear,mlp,gpt2,roundtrip] [--threads N]
 
-Runs the suite and writes the device's section of docs/benchmarks.md (and
-docs/benchmarks-<device>.png where matplotlib is installed)."""
+Runs the suite and writes the device's section of docs/benchmarks.md, its
+raw numbers to docs/benchmarks-<device>.json (a run with --only updates its
+sections and keeps the others') and a chart, docs/benchmarks-<device>.png,
+where matplotlib is installed."""
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import platform
 import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -45,6 +49,25 @@ def _commit() -> str:
         return "unknown"
 
 
+RESULT_KEYS = ("ops", "linear", "mlp", "gpt2")
+
+
+def _save(path: Path, run: dict[str, Any]) -> None:
+    data = {k: v for k, v in run.items() if k not in ("sizes", "chart")}
+    for key in RESULT_KEYS:
+        if key in data:
+            data[key] = [r.to_json() for r in data[key]]
+    path.write_text(json.dumps(data, indent=1) + "\n")
+
+
+def _load(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text())
+    for key in RESULT_KEYS:
+        if key in data:
+            data[key] = [suites.Result.from_json(r) for r in data[key]]
+    return data
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=sorted(suites.SIZES), required=True)
@@ -71,14 +94,19 @@ def main(argv: list[str] | None = None) -> int:
     torch._dynamo.config.cache_size_limit = 64
     sizes = suites.SIZES[args.device]
     sizes_note = ("the issue's sizes" if args.device == "cuda" else
-                  "smaller than the H100 tables' so that the suite finishes in minutes on "
-                  "this CPU (fused ops, linear, MLP tokens and GPT-2 tokens below); "
-                  "training steps in f32 and bf16, GPT-2 in f32 only")
-    run = {"command": "python -m benchmarks " + shlex.join(sys.argv[1:] if argv is None else argv),
-           "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "commit": _commit(),
-           "machine": _machine(args.device), "torch": torch.__version__,
-           "transformers": transformers.__version__, "sizes": sizes, "sizes_note": sizes_note}
-    print(f"{run['machine']}; torch {run['torch']}", flush=True)
+                  "smaller than the CUDA tables' so that the suite finishes in minutes on "
+                  "this CPU (see the headings)")
+    # A run updates the sections it measures; the others come from the
+    # device's earlier runs (their numbers in benchmarks-<device>.json).
+    raw = args.out.with_name(f"benchmarks-{args.device}.json")
+    run = _load(raw) if raw.exists() else {"runs": []}
+    command = "python -m benchmarks " + shlex.join(sys.argv[1:] if argv is None else argv)
+    this = {"command": command, "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+            "commit": _commit(), "machine": _machine(args.device), "torch": torch.__version__,
+            "transformers": transformers.__version__}
+    run["runs"] = [r for r in run["runs"] if r["command"] != command] + [this]
+    run |= {"sizes": sizes, "sizes_note": sizes_note}
+    print(f"{this['machine']}; torch {this['torch']}", flush=True)
     run["copy_gbps"] = timing.copy_gbps(args.device, sizes.copy_bytes, sizes.warmup, sizes.reps)
     print(f"copy: {run['copy_gbps']:.1f} GB/s", flush=True)
     steps = {"ops": suites.fused_ops, "linear": suites.linear_gelu_results,
@@ -87,11 +115,13 @@ def main(argv: list[str] | None = None) -> int:
         if key in only:
             run[key] = fn(args.device, sizes)
             print(f"{key}: done", flush=True)
+    if "ops" in only:
+        run["ops_copy_gbps"] = run["copy_gbps"]
     if "roundtrip" in only:
         run["roundtrip"] = suites.round_trip_results()
+    _save(raw, run)
     png = args.out.with_name(f"benchmarks-{args.device}.png")
-    if report.chart(png, args.device, run):
-        run["chart"] = png.name
+    run["chart"] = png.name if report.chart(png, args.device, run) else None
     text = report.section(args.device, run)
     report.write(args.out, args.device, text)
     print(text)

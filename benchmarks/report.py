@@ -24,8 +24,8 @@ compared with the same run's device-to-device copy. "Peak extra" is the device
 memory a training step allocates beyond its inputs and parameters (CUDA's
 allocator counts it; not on CPU); "saved" what autograd keeps for backward
 during the step; "first call" the wall-clock time of the first step, compiling
-included. Every number below comes from a run; a section is replaced whole by
-the next run on its device.
+included. Every number below comes from a run (raw samples in
+benchmarks-<device>.json); a run replaces the tables it measured.
 """
 
 
@@ -34,8 +34,10 @@ def _marker(device: str, end: bool) -> str:
 
 
 def _pending(device: str) -> str:
-    return (f"## {DEVICES[device]}\n\nPending: no run on this device yet "
-            f"(`python -m benchmarks --device {device}`).\n")
+    return (f"## {DEVICES[device]}\n\nPending: no run on this device yet. "
+            f"`python -m benchmarks --device {device}` writes this section"
+            + (" (on a GPU machine: `bash scripts/gpu_session.sh`)." if device == "cuda"
+               else ".") + "\n")
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -81,19 +83,19 @@ def _step_table(results: list[Result]) -> str:
 
 
 def section(device: str, run: dict[str, Any]) -> str:
-    """The markdown of one device's run."""
+    """The markdown of one device's runs (merged by key, see __main__)."""
     sizes = run["sizes"]
-    out = [f"## {DEVICES[device]}\n",
-           f"- command: `{run['command']}`",
-           f"- when: {run['date']}; fxmlir commit {run['commit']}",
-           f"- machine: {run['machine']}",
-           f"- torch {run['torch']}; transformers {run['transformers']}",
-           f"- sizes: {run['sizes_note']}", ""]
-    out.append(f"Copy bandwidth (this run): **{run['copy_gbps']:.1f} GB/s** "
-               f"(a {sizes.copy_bytes >> 20} MiB copy, bytes read + written).\n")
+    out = [f"## {DEVICES[device]}\n"]
+    out += [f"- `{r['command']}`: {r['date']}, fxmlir commit {r['commit']}, machine "
+            f"{r['machine']}, torch {r['torch']}, transformers {r['transformers']}"
+            for r in run["runs"]]
+    out += [f"- sizes: {run['sizes_note']}", ""]
+    out.append(f"Copy bandwidth (the latest run's): **{run['copy_gbps']:.1f} GB/s** "
+               f"(a {sizes.copy_bytes >> 20} MiB copy, bytes read + written); "
+               "\"of copy\" compares with the copy of the run that measured the op.\n")
     if run.get("ops"):
         out.append(f"### Fused elementwise ops, x [{sizes.rows}, {sizes.cols}]\n")
-        out.append(_ops_table(run["ops"], run["copy_gbps"]))
+        out.append(_ops_table(run["ops"], run["ops_copy_gbps"]))
     if run.get("linear"):
         tokens, k, n = sizes.linear
         out.append(f"### Linear + tanh GELU, [{tokens}, {k}] x [{n}, {k}]^T + bias\n")

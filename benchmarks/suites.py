@@ -66,6 +66,17 @@ class Result:
     bytes_moved: int = 0  # the fewest bytes the fused op must move
     extra: dict[str, dict[str, float | None]] = field(default_factory=dict)
 
+    def to_json(self) -> dict[str, Any]:
+        return {"case": self.case, "dtype": self.dtype, "bytes_moved": self.bytes_moved,
+                "timings_ms": {n: list(t.samples) for n, t in self.timings.items()},
+                "extra": self.extra}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Result":
+        return cls(data["case"], data["dtype"],
+                   {n: timing.Timing(tuple(v)) for n, v in data["timings_ms"].items()},
+                   data["bytes_moved"], data["extra"])
+
 
 def _compiled(fn: Callable[..., Any], backend: Any = "inductor", **kwargs: Any) -> Callable:
     return torch.compile(fn, backend=backend, dynamic=False, **kwargs)

@@ -371,22 +371,27 @@ fusedLinearGelu(const at::Tensor &x, const at::Tensor &weight,
   return {y, pre};
 }
 
-/// The input, weight and bias gradients of a linear layer (weight [N, K])
-/// from `gradRows(gradWeight, gradBias)`, which returns the gradient of its
-/// output as [M, N] rows and fills the other two.
-template <Device D, typename GradRows>
+/// Empty input, weight and bias gradients of a linear layer (weight
+/// [N, K]).
+inline std::tuple<at::Tensor, at::Tensor, at::Tensor>
+emptyLinearGrads(const at::Tensor &x, const at::Tensor &weight) {
+  return {at::empty_like(x, at::MemoryFormat::Contiguous),
+          at::empty_like(weight, at::MemoryFormat::Contiguous),
+          at::empty_symint({weight.sym_size(0)}, x.options())};
+}
+
+/// A linear layer's input, weight and bias gradients from
+/// `gradRows(gradWeight, gradBias)`, which fills the last two and returns
+/// the gradient of the layer's output as [M, N] rows.
+template <typename GradRows>
 std::tuple<at::Tensor, at::Tensor, at::Tensor>
 linearGrads(const at::Tensor &x, const at::Tensor &weight, GradRows gradRows) {
-  at::Tensor gradWeight = at::empty_like(weight, at::MemoryFormat::Contiguous);
-  at::Tensor gradBias = at::empty_symint({weight.sym_size(0)}, x.options());
-  if constexpr (D == Device::Meta) {
-    return {at::empty_like(x, at::MemoryFormat::Contiguous), gradWeight,
-            gradBias};
-  } else {
-    c10::OptionalDeviceGuard guard(x.device());
-    at::Tensor g = gradRows(gradWeight, gradBias);
-    return {at::mm(g, weight).view(x.sizes()), gradWeight, gradBias};
-  }
+  c10::OptionalDeviceGuard guard(x.device());
+  auto [gradX, gradWeight, gradBias] = emptyLinearGrads(x, weight);
+  at::Tensor g = gradRows(gradWeight, gradBias);
+  at::Tensor gradXRows = gradX.view({g.size(0), weight.size(1)});
+  at::mm_out(gradXRows, g, weight);
+  return {gradX, gradWeight, gradBias};
 }
 
 template <Device D>
@@ -400,12 +405,15 @@ fusedLinearGeluGrad(const at::Tensor &grad, const at::Tensor &x,
   std::vector<c10::SymInt> rowsN = withLastSize(x, weight.sym_size(0));
   checkLinearTensor(op, "grad", grad, x, rowsN);
   checkLinearTensor(op, "pre", pre, x, rowsN);
-  return linearGrads<D>(
-      x, weight, [&](at::Tensor &gradWeight, at::Tensor &gradBias) {
-        at::Tensor g = rowsOf(at::gelu_backward(grad, pre, approximate));
-        Launcher<D>::weightBiasGrad(g, rowsOf(x), gradWeight, gradBias);
-        return g;
-      });
+  if constexpr (D == Device::Meta)
+    return emptyLinearGrads(x, weight);
+  else
+    return linearGrads(
+        x, weight, [&](at::Tensor &gradWeight, at::Tensor &gradBias) {
+          at::Tensor g = rowsOf(at::gelu_backward(grad, pre, approximate));
+          Launcher<D>::weightBiasGrad(g, rowsOf(x), gradWeight, gradBias);
+          return g;
+        });
 }
 
 template <Device D>
@@ -422,15 +430,18 @@ fusedLinearGeluGradMm(const at::Tensor &gradA, const at::Tensor &gradB,
   c10::SymInt j = gradA.sym_size(-1);
   checkLinearTensor(op, "grad_a", gradA, x, withLastSize(x, j));
   checkLinearTensor(op, "grad_b", gradB, x, {j, weight.sym_size(0)});
-  return linearGrads<D>(x, weight,
-                        [&](at::Tensor &gradWeight, at::Tensor &gradBias) {
-                          at::Tensor preRows = rowsOf(pre);
-                          at::Tensor g = at::empty_like(preRows);
-                          Launcher<D>::mmGeluGrad(rowsOf(gradA), gradB, preRows,
-                                                  tanh, g, gradBias);
-                          at::mm_out(gradWeight, g.t(), rowsOf(x));
-                          return g;
-                        });
+  if constexpr (D == Device::Meta)
+    return emptyLinearGrads(x, weight);
+  else
+    return linearGrads(x, weight,
+                       [&](at::Tensor &gradWeight, at::Tensor &gradBias) {
+                         at::Tensor preRows = rowsOf(pre);
+                         at::Tensor g = at::empty_like(preRows);
+                         Launcher<D>::mmGeluGrad(rowsOf(gradA), gradB, preRows,
+                                                 tanh, g, gradBias);
+                         at::mm_out(gradWeight, g.t(), rowsOf(x));
+                         return g;
+                       });
 }
 
 template <Device D>
