@@ -132,3 +132,21 @@ def test_after_autodiff_the_residual_dropout_keeps_a_bool_mask(tmp_path):
     torch.testing.assert_close(x.grad, expected_x_grad)
     forward, _ = stage_files(tmp_path, "forward")
     assert "packed = false" in forward and "fxmlir.aten.add.Tensor" not in forward
+
+
+def test_autocast_residual_dropout_fuses_without_the_promoting_add(tmp_path):
+    # Under bf16 autocast the dropout's output is bf16 and the residual f32:
+    # the add promotes, so only the bias dropout fuses; nothing falls back.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 16), nn.Dropout(0.1))
+    x = torch.randn(4, 16, requires_grad=True)
+    compiled = torch.compile(lambda x: x + model(x),
+                             backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = compiled(x)
+        out.float().sum().backward()
+    assert out.dtype == torch.float32 and x.grad is not None
+    _, summary = stage_files(tmp_path, "before_autodiff")
+    assert summary["fused_ops"] == {"fxmlir.fused_bias_dropout_add": 1}

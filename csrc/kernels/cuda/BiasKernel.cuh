@@ -26,7 +26,7 @@
 
 namespace fxmlir::kernels::cuda {
 
-constexpr int kBiasThreads = 256;
+constexpr int kBiasThreads = kThreads;
 
 /// Vec consecutive elements, loaded and stored as one aligned access.
 template <typename T, int Vec> struct alignas(sizeof(T) * Vec) Pack {
@@ -86,7 +86,7 @@ __device__ __forceinline__ void biasPack(Op op, const T *x,
 /// Any bias axis: packs over a grid stride; the numel % Vec tail elements go
 /// to the first threads, one each.
 template <int Vec, typename Index, typename T, typename Op, typename... Others>
-__global__ void __launch_bounds__(kBiasThreads)
+__global__ void __launch_bounds__(kBiasThreads, kBlocksPerSm)
     biasKernel(Op op, const T *x, const T *bias, T *out, Index numel,
                Index axisSize, Index inner, const Others *...others) {
   Index thread = blockIdx.x * Index(blockDim.x) + threadIdx.x;
@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(kBiasThreads)
 /// Bias along the last axis, rows of `cols` elements, cols % Vec == 0: the
 /// block's x threads take consecutive column packs, its y threads rows.
 template <int Vec, typename Index, typename T, typename Op, typename... Others>
-__global__ void __launch_bounds__(kBiasThreads)
+__global__ void __launch_bounds__(kBiasThreads, kBlocksPerSm)
     biasRowsKernel(Op op, const T *x, const T *bias, T *out, Index rows,
                    Index cols, const Others *...others) {
   Index col = (blockIdx.x * Index(blockDim.x) + threadIdx.x) * Vec;
@@ -129,7 +129,7 @@ void launchBiasWith(Op op, const T *x, const T *bias, T *out,
                     BiasBroadcast shape, cudaStream_t stream, int smCount,
                     const Others *...others) {
   int64_t packs = std::max<int64_t>(shape.numel / Vec, 1);
-  int64_t blocks = deviceBlocks(packs, kBiasThreads, smCount);
+  int64_t blocks = deviceBlocks(packs, smCount);
   biasKernel<Vec, Index><<<blocks, kBiasThreads, 0, stream>>>(
       op, x, bias, out, Index(shape.numel), Index(shape.axisSize),
       Index(shape.inner), others...);
@@ -146,7 +146,7 @@ void launchBiasRows(Op op, const T *x, const T *bias, T *out,
       int(std::min<int64_t>(kBiasThreads, (colPacks + 31) / 32 * 32));
   int threadsY = kBiasThreads / threadsX;
   int64_t blocksX = (colPacks + threadsX - 1) / threadsX;
-  int64_t wave = int64_t(smCount) * (kThreadsPerSm / kBiasThreads);
+  int64_t wave = int64_t(smCount) * kBlocksPerSm;
   int64_t blocksY =
       std::clamp<int64_t>(wave / blocksX, 1, (rows + threadsY - 1) / threadsY);
   dim3 grid(unsigned(blocksX), unsigned(std::min<int64_t>(blocksY, 65535)));

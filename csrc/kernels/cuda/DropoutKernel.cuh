@@ -66,7 +66,7 @@ __device__ __forceinline__ void groupBias(const T *bias, Index i,
 
 template <bool Aligned, bool RowBias, bool Packed, typename Index, typename T,
           typename Op, typename Source, typename... Residual>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     biasDropoutKernel(Op op, const T *x, const T *bias, T *out, void *mask,
                       Index numel, Index axisSize, Index inner,
                       uint32_t threshold, Source source,
@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(256)
 
 /// out[i] = grad[i] * keep_i * scale, keep_i from a packed mask.
 template <bool Aligned, typename Index, typename T>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     packedMaskScaleKernel(const T *grad, const uint8_t *mask, T *out,
                           Index numel, MaskScale op) {
   Index thread = blockIdx.x * Index(blockDim.x) + threadIdx.x;
@@ -204,22 +204,22 @@ cudaError_t launchPackedMaskScale(const T *grad, const uint8_t *mask, T *out,
   if (numel == 0)
     return cudaSuccess;
   int64_t groups = (numel + kMaskGroup - 1) / kMaskGroup;
-  int64_t blocks = deviceBlocks(groups, 256, smCount);
+  int64_t blocks = deviceBlocks(groups, smCount);
   bool aligned = groupAligned(grad, out);
   MaskScale op{scale};
   if (numel <= INT32_MAX - kMaskGroup) {
     if (aligned)
-      packedMaskScaleKernel<true, uint32_t>
-          <<<blocks, 256, 0, stream>>>(grad, mask, out, uint32_t(numel), op);
+      packedMaskScaleKernel<true, uint32_t><<<blocks, kThreads, 0, stream>>>(
+          grad, mask, out, uint32_t(numel), op);
     else
-      packedMaskScaleKernel<false, uint32_t>
-          <<<blocks, 256, 0, stream>>>(grad, mask, out, uint32_t(numel), op);
+      packedMaskScaleKernel<false, uint32_t><<<blocks, kThreads, 0, stream>>>(
+          grad, mask, out, uint32_t(numel), op);
   } else if (aligned) {
     packedMaskScaleKernel<true, int64_t>
-        <<<blocks, 256, 0, stream>>>(grad, mask, out, numel, op);
+        <<<blocks, kThreads, 0, stream>>>(grad, mask, out, numel, op);
   } else {
     packedMaskScaleKernel<false, int64_t>
-        <<<blocks, 256, 0, stream>>>(grad, mask, out, numel, op);
+        <<<blocks, kThreads, 0, stream>>>(grad, mask, out, numel, op);
   }
   return cudaGetLastError();
 }

@@ -43,9 +43,8 @@ struct PhiloxLaunch {
 /// device of `smCount` multiprocessors.
 inline PhiloxLaunch philoxLaunch(int64_t groups, int smCount,
                                  int drawsPerIteration) {
-  constexpr int kThreads = 256;
   groups = std::max<int64_t>(groups, 1);
-  int64_t blocks = deviceBlocks(groups, kThreads, smCount);
+  int64_t blocks = deviceBlocks(groups, smCount);
   int64_t iterations = (groups + blocks * kThreads - 1) / (blocks * kThreads);
   return {static_cast<int>(blocks), kThreads,
           static_cast<uint64_t>(iterations) * 4 * drawsPerIteration};
@@ -59,8 +58,9 @@ inline PhiloxLaunch randomMaskLaunch(int64_t numel, int smCount) {
 /// mask[i] = true (keep) with probability 1 - p, for p in [0, 1) given as
 /// keepThreshold(p).
 template <typename SeedOffsetSource>
-__global__ void randomMaskKernel(bool *mask, int64_t numel, uint32_t threshold,
-                                 SeedOffsetSource source) {
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
+    randomMaskKernel(bool *mask, int64_t numel, uint32_t threshold,
+                     SeedOffsetSource source) {
   PhiloxSeedOffset philox = source();
   int64_t thread = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   int64_t stride = int64_t(gridDim.x) * blockDim.x;

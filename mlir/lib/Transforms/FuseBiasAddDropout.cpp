@@ -49,8 +49,12 @@ struct FuseResidualDropout : OpRewritePattern<Dropout> {
     if (!add || !isScalar(add.getAlphaAttr(), 1))
       return rewriter.notifyMatchFailure(dropout, "no residual add");
     Value residual = add.getSelf() == output ? add.getOther() : add.getSelf();
-    if (residual == output || residual.getType() != add.getType())
-      return rewriter.notifyMatchFailure(dropout, "the add broadcasts");
+    // No broadcast, no promotion (autocast adds a bf16 dropout to an f32
+    // residual): the kernel reads and writes x's type.
+    if (residual == output || residual.getType() != output.getType() ||
+        add.getType() != output.getType())
+      return rewriter.notifyMatchFailure(dropout,
+                                         "the add broadcasts or promotes");
     // The fused op stands where the add is: the mask's readers must come
     // after it.
     Value mask = kPacked ? Value() : dropout->getResult(1);

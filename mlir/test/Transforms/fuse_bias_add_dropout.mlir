@@ -112,7 +112,8 @@ func.func @output_multi_use(%x: !x, %b: !b, %r: !x) -> (!x, !x) {
 
 
 // A broadcasting add (a bias, not a residual) and an alpha other than 1
-// are not a residual add; nor is an add before which the mask is read.
+// are not a residual add; nor is an add before which the mask is read, nor
+// one that promotes (autocast: a bf16 dropout onto an f32 residual).
 // CHECK-LABEL: func.func @not_residual
 // CHECK: %[[NONE:.*]] = fxmlir.none
 // CHECK: %[[Y:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %arg0, %arg1, %[[NONE]]
@@ -143,4 +144,15 @@ func.func @unsupported_dtype(%x: tensor<8x64xf64, #fxmlir.device<"cuda:0">>, %b:
   %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (tensor<8x64xf64, #fxmlir.device<"cuda:0">>, tensor<64xf64, #fxmlir.device<"cuda:0">>) -> tensor<8x64xf64, #fxmlir.device<"cuda:0">>
   %1:2 = fxmlir.aten.native_dropout %0 {p = 0.1 : f64, train = true} : (tensor<8x64xf64, #fxmlir.device<"cuda:0">>) -> (tensor<8x64xf64, #fxmlir.device<"cuda:0">>, tensor<8x64xi1, #fxmlir.device<"cuda:0">>)
   return %1#0 : tensor<8x64xf64, #fxmlir.device<"cuda:0">>
+}
+
+
+// CHECK-LABEL: func.func @promoting_add
+// CHECK: %[[Y:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %arg0, %arg1, %{{.*}} {{.*}} : ({{.*}}, none)
+// CHECK: fxmlir.aten.add.Tensor %arg2, %[[Y]]
+func.func @promoting_add(%x: tensor<8x64xbf16, #fxmlir.device<"cpu">>, %b: tensor<64xbf16, #fxmlir.device<"cpu">>, %r: !x) -> !x {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (tensor<8x64xbf16, #fxmlir.device<"cpu">>, tensor<64xbf16, #fxmlir.device<"cpu">>) -> tensor<8x64xbf16, #fxmlir.device<"cpu">>
+  %1 = fxmlir.aten.dropout %0 {p = 0.1 : f64, train = true} : (tensor<8x64xbf16, #fxmlir.device<"cpu">>) -> tensor<8x64xbf16, #fxmlir.device<"cpu">>
+  %2 = fxmlir.aten.add.Tensor %r, %1 {alpha = 1 : i64} : (!x, tensor<8x64xbf16, #fxmlir.device<"cpu">>) -> !x
+  return %2 : !x
 }
