@@ -10,14 +10,18 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import platform
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
+import torch._functorch.config
+import torch._inductor.config
 
 from benchmarks import report, suites, timing
 
@@ -91,6 +95,11 @@ def main(argv: list[str] | None = None) -> int:
 
     import transformers
 
+    # "First call" is a cold compile: no Inductor or AOTAutograd artifacts
+    # from earlier processes (kernels, graphs).
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="fxmlir-bench-")
+    torch._inductor.config.fx_graph_cache = False
+    torch._functorch.config.enable_autograd_cache = False
     torch._dynamo.config.cache_size_limit = 64
     sizes = suites.SIZES[args.device]
     sizes_note = ("the issue's sizes" if args.device == "cuda" else

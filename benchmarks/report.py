@@ -24,7 +24,7 @@ compared with the same run's device-to-device copy. "Peak extra" is the device
 memory a training step allocates beyond its inputs and parameters (CUDA's
 allocator counts it; not on CPU); "saved" what autograd keeps for backward
 during the step; "first call" the wall-clock time of the first step, compiling
-included. Every number below comes from a run (raw samples in
+included (Inductor's and AOTAutograd's caches off: a cold compile). Every number below comes from a run (raw samples in
 benchmarks-<device>.json); a run replaces the tables it measured.
 """
 
