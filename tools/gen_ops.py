@@ -205,8 +205,18 @@ def _verifier(op: FusedOp, sig: schema.OpSignature) -> str:
         like_x = ", ".join(f"{{{_cpp_string(n)}, {schema.ods_accessor(n)}(), "
                            f"{'true' if n in op.bool_tensors else 'false'}}}" for n in others)
         checks.append(f"verifyBiasOp(*this, getX(), getBias(), getAxis(), {{{like_x}}})")
-    else:
+    elif op.family is Family.MASK:
         checks.append("verifyMaskOp(*this, getLike(), getResult(), getP())")
+    elif op.family is Family.DROPOUT:
+        checks.append("verifyDropoutOp(*this, getX(), getBias(), getAxis(), getResidual(), "
+                      "getY(), getMask(), getP(), getPacked())")
+    elif op.family is Family.PACKED_MASK:
+        checks.append("verifyPackedMaskOp(*this, getGrad(), getMask(), getResult())")
+    else:
+        dims = (("x", "*K"),) + op.dims
+        tensors = ", ".join(f"{{{_cpp_string(n)}, {schema.ods_accessor(n)}(), {_cpp_string(d)}}}"
+                            for n, d in dims)
+        checks.append(f"verifyLinearOp(*this, {{{tensors}}})")
     calls = [f"::mlir::fxmlir::{c}" for c in checks]
     if len(calls) == 1:
         return calls[0]

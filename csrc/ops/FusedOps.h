@@ -36,6 +36,28 @@ namespace kernels = fxmlir::kernels;
 ///   static void bias(Op, const T *x, const T *bias, T *out,
 ///                    kernels::BiasBroadcast, const Others *...);
 ///   static void randomMask(bool *mask, int64_t numel, double p);
+///   // out = op(x + bias, keep, residual...) with the keep flags drawn
+///   // inside; mask: packed uint8_t[] or bool[].
+///   template <bool Packed, typename T, typename Op, typename... Residual>
+///   static void biasDropout(Op, const T *x, const T *bias, T *out,
+///                           void *mask, kernels::BiasBroadcast, double p,
+///                           const Residual *...);
+///   template <typename T>
+///   static void packedMaskScale(const T *grad, const uint8_t *mask, T *out,
+///                               int64_t numel, double scale);
+///   // On 2-D contiguous x [M, K] and preallocated pre, y [M, N]:
+///   static void linearGelu(const at::Tensor &x, const at::Tensor &weight,
+///                          const at::Tensor &bias, bool tanh,
+///                          at::Tensor &pre, at::Tensor &y);
+///   // grad_weight = grad^T @ x and grad_bias = sum of grad's rows, on
+///   // 2-D contiguous grad [M, N] and x [M, K].
+///   static void weightBiasGrad(const at::Tensor &grad, const at::Tensor &x,
+///                              at::Tensor &gradWeight, at::Tensor &gradBias);
+///   // grad = gelu_backward(a @ b, pre) and grad_bias = sum of its rows,
+///   // on 2-D contiguous a [M, J], pre and grad [M, N], and b [J, N].
+///   static void mmGeluGrad(const at::Tensor &a, const at::Tensor &b,
+///                          const at::Tensor &pre, bool tanh, at::Tensor &grad,
+///                          at::Tensor &gradBias);
 template <Device D> struct Launcher;
 
 //===----------------------------------------------------------------------===//
@@ -53,7 +75,24 @@ void checkLikeX(const char *op, const char *name, const at::Tensor &other,
 /// Parses gelu's approximate argument: true for "tanh", false for "none".
 bool parseApproximate(const char *op, c10::string_view approximate);
 
-void checkDropProbability(double p);
+void checkDropProbability(const char *op, double p);
+
+/// Checks a packed mask (uint8, 1-D, ceil(numel / 8) bytes) for `like`.
+void checkPackedMask(const char *op, const at::Tensor &mask,
+                     const at::Tensor &like);
+
+/// Checks that the fused kernels take `dtype` (f32, f16, bf16, f64).
+void checkFloating(const char *op, at::ScalarType dtype);
+
+/// Checks x [..., K] and weight [N, K]: floating point, one dtype and
+/// device.
+void checkLinear(const char *op, const at::Tensor &x, const at::Tensor &weight);
+
+/// Checks that `tensor` (named `name`) has the sizes `expected`, x's dtype
+/// and device.
+void checkLinearTensor(const char *op, const char *name,
+                       const at::Tensor &tensor, const at::Tensor &x,
+                       c10::SymIntArrayRef expected);
 
 /// How a bias op's kernels index the bias (concrete shapes only).
 kernels::BiasBroadcast biasBroadcast(const at::Tensor &x, int64_t axis);
@@ -204,7 +243,7 @@ at::Tensor fusedBiasAddMaskScale(const at::Tensor &x, const at::Tensor &bias,
 
 template <Device D>
 at::Tensor randomMaskLike(const at::Tensor &like, double p) {
-  checkDropProbability(p);
+  checkDropProbability("random_mask_like", p);
   at::Tensor mask = at::empty_like(like, like.options().dtype(at::kBool),
                                    at::MemoryFormat::Contiguous);
   if constexpr (D != Device::Meta) {
@@ -212,6 +251,216 @@ at::Tensor randomMaskLike(const at::Tensor &like, double p) {
     Launcher<D>::randomMask(mask.mutable_data_ptr<bool>(), mask.numel(), p);
   }
   return mask;
+}
+
+//===----------------------------------------------------------------------===//
+// The dropout and packed-mask families
+//===----------------------------------------------------------------------===//
+
+/// Bytes of a packed mask for `like`: one bit per element.
+inline c10::SymInt packedMaskBytes(const at::Tensor &like) {
+  return (like.sym_numel() + 7) / 8;
+}
+
+template <Device D>
+std::tuple<at::Tensor, at::Tensor>
+fusedBiasDropoutAdd(const at::Tensor &x, const at::Tensor &bias,
+                    const std::optional<at::Tensor> &residual, int64_t axis,
+                    double p, bool packed) {
+  constexpr const char *op = "fused_bias_dropout_add";
+  axis = checkBias(op, x, bias, axis);
+  checkDropProbability(op, p);
+  if (residual)
+    Grad{"residual", *residual}.check(op, x);
+  at::Tensor mask = packed ? at::empty_symint({packedMaskBytes(x)},
+                                              x.options().dtype(at::kByte))
+                           : at::empty_like(x, x.options().dtype(at::kBool),
+                                            at::MemoryFormat::Contiguous);
+  at::Tensor result = at::empty_like(x, at::MemoryFormat::Contiguous);
+  if constexpr (D != Device::Meta) {
+    c10::OptionalDeviceGuard guard(x.device());
+    at::Tensor xc = x.contiguous(), bc = bias.contiguous();
+    at::Tensor rc = residual ? residual->contiguous() : at::Tensor();
+    kernels::BiasBroadcast shape = biasBroadcast(xc, axis);
+    AT_DISPATCH_FLOATING_TYPES_AND2(
+        at::kHalf, at::kBFloat16, xc.scalar_type(), op, [&] {
+          using T = KernelType<scalar_t>;
+          auto launch = [&](auto packedTag, auto elementOp,
+                            const auto *...residualData) {
+            Launcher<D>::template biasDropout<decltype(packedTag)::value>(
+                elementOp, static_cast<const T *>(xc.const_data_ptr()),
+                static_cast<const T *>(bc.const_data_ptr()),
+                static_cast<T *>(result.mutable_data_ptr()),
+                mask.mutable_data_ptr(), shape, p, residualData...);
+          };
+          double scale = 1.0 / (1.0 - p);
+          auto withResidual = [&](auto packedTag) {
+            if (rc.defined())
+              launch(packedTag, kernels::MaskScaleAdd{scale},
+                     static_cast<const T *>(rc.const_data_ptr()));
+            else
+              launch(packedTag, kernels::MaskScale{scale});
+          };
+          if (packed)
+            withResidual(std::true_type{});
+          else
+            withResidual(std::false_type{});
+        });
+  }
+  return {result, mask};
+}
+
+template <Device D>
+at::Tensor packedMaskScale(const at::Tensor &grad, const at::Tensor &mask,
+                           double scale) {
+  constexpr const char *op = "packed_mask_scale";
+  at::ScalarType dtype = grad.scalar_type();
+  checkFloating(op, dtype);
+  checkPackedMask(op, mask, grad);
+  at::Tensor result = at::empty_like(grad, at::MemoryFormat::Contiguous);
+  if constexpr (D != Device::Meta) {
+    c10::OptionalDeviceGuard guard(grad.device());
+    at::Tensor gc = grad.contiguous(), mc = mask.contiguous();
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, op, [&] {
+      using T = KernelType<scalar_t>;
+      Launcher<D>::packedMaskScale(static_cast<const T *>(gc.const_data_ptr()),
+                                   mc.const_data_ptr<uint8_t>(),
+                                   static_cast<T *>(result.mutable_data_ptr()),
+                                   gc.numel(), scale);
+    });
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// The linear family
+//===----------------------------------------------------------------------===//
+
+/// x's sizes with the last replaced by `last`.
+inline std::vector<c10::SymInt> withLastSize(const at::Tensor &x,
+                                             const c10::SymInt &last) {
+  std::vector<c10::SymInt> sizes = x.sym_sizes().vec();
+  sizes.back() = last;
+  return sizes;
+}
+
+/// x as a contiguous [M, K] matrix.
+inline at::Tensor rowsOf(const at::Tensor &x) {
+  return x.reshape({-1, x.size(-1)}).contiguous();
+}
+
+template <Device D>
+std::tuple<at::Tensor, at::Tensor>
+fusedLinearGelu(const at::Tensor &x, const at::Tensor &weight,
+                const at::Tensor &bias, c10::string_view approximate) {
+  constexpr const char *op = "fused_linear_gelu";
+  bool tanh = parseApproximate(op, approximate);
+  checkLinear(op, x, weight);
+  checkLinearTensor(op, "bias", bias, x, {weight.sym_size(0)});
+  std::vector<c10::SymInt> sizes = withLastSize(x, weight.sym_size(0));
+  at::Tensor y = at::empty_symint(sizes, x.options());
+  at::Tensor pre = at::empty_symint(sizes, x.options());
+  if constexpr (D != Device::Meta) {
+    c10::OptionalDeviceGuard guard(x.device());
+    at::Tensor preRows = pre.view({-1, weight.size(0)});
+    at::Tensor yRows = y.view({-1, weight.size(0)});
+    if (y.numel() > 0)
+      Launcher<D>::linearGelu(rowsOf(x), weight, bias.contiguous(), tanh,
+                              preRows, yRows);
+  }
+  return {y, pre};
+}
+
+/// Empty input, weight and bias gradients of a linear layer (weight
+/// [N, K]).
+inline std::tuple<at::Tensor, at::Tensor, at::Tensor>
+emptyLinearGrads(const at::Tensor &x, const at::Tensor &weight) {
+  return {at::empty_like(x, at::MemoryFormat::Contiguous),
+          at::empty_like(weight, at::MemoryFormat::Contiguous),
+          at::empty_symint({weight.sym_size(0)}, x.options())};
+}
+
+/// A linear layer's input, weight and bias gradients from
+/// `gradRows(gradWeight, gradBias)`, which fills the last two and returns
+/// the gradient of the layer's output as [M, N] rows.
+template <typename GradRows>
+std::tuple<at::Tensor, at::Tensor, at::Tensor>
+linearGrads(const at::Tensor &x, const at::Tensor &weight, GradRows gradRows) {
+  c10::OptionalDeviceGuard guard(x.device());
+  auto [gradX, gradWeight, gradBias] = emptyLinearGrads(x, weight);
+  at::Tensor g = gradRows(gradWeight, gradBias);
+  at::Tensor gradXRows = gradX.view({g.size(0), weight.size(1)});
+  at::mm_out(gradXRows, g, weight);
+  return {gradX, gradWeight, gradBias};
+}
+
+template <Device D>
+std::tuple<at::Tensor, at::Tensor, at::Tensor>
+fusedLinearGeluGrad(const at::Tensor &grad, const at::Tensor &x,
+                    const at::Tensor &weight, const at::Tensor &pre,
+                    c10::string_view approximate) {
+  constexpr const char *op = "fused_linear_gelu_grad";
+  parseApproximate(op, approximate);
+  checkLinear(op, x, weight);
+  std::vector<c10::SymInt> rowsN = withLastSize(x, weight.sym_size(0));
+  checkLinearTensor(op, "grad", grad, x, rowsN);
+  checkLinearTensor(op, "pre", pre, x, rowsN);
+  if constexpr (D == Device::Meta)
+    return emptyLinearGrads(x, weight);
+  else
+    return linearGrads(
+        x, weight, [&](at::Tensor &gradWeight, at::Tensor &gradBias) {
+          at::Tensor g = rowsOf(at::gelu_backward(grad, pre, approximate));
+          Launcher<D>::weightBiasGrad(g, rowsOf(x), gradWeight, gradBias);
+          return g;
+        });
+}
+
+template <Device D>
+std::tuple<at::Tensor, at::Tensor, at::Tensor>
+fusedLinearGeluGradMm(const at::Tensor &gradA, const at::Tensor &gradB,
+                      const at::Tensor &x, const at::Tensor &weight,
+                      const at::Tensor &pre, c10::string_view approximate) {
+  constexpr const char *op = "fused_linear_gelu_grad_mm";
+  bool tanh = parseApproximate(op, approximate);
+  checkLinear(op, x, weight);
+  checkLinearTensor(op, "pre", pre, x, withLastSize(x, weight.sym_size(0)));
+  TORCH_CHECK(gradA.dim() == x.dim(), op, ": grad_a shape ", gradA.sym_sizes(),
+              " does not have x's leading dims ", x.sym_sizes());
+  c10::SymInt j = gradA.sym_size(-1);
+  checkLinearTensor(op, "grad_a", gradA, x, withLastSize(x, j));
+  checkLinearTensor(op, "grad_b", gradB, x, {j, weight.sym_size(0)});
+  if constexpr (D == Device::Meta)
+    return emptyLinearGrads(x, weight);
+  else
+    return linearGrads(x, weight,
+                       [&](at::Tensor &gradWeight, at::Tensor &gradBias) {
+                         at::Tensor preRows = rowsOf(pre);
+                         at::Tensor g = at::empty_like(preRows);
+                         Launcher<D>::mmGeluGrad(rowsOf(gradA), gradB, preRows,
+                                                 tanh, g, gradBias);
+                         at::mm_out(gradWeight, g.t(), rowsOf(x));
+                         return g;
+                       });
+}
+
+template <Device D>
+std::tuple<at::Tensor, at::Tensor> linearWeightBiasGrad(const at::Tensor &grad,
+                                                        const at::Tensor &x) {
+  constexpr const char *op = "linear_weight_bias_grad";
+  TORCH_CHECK(x.dim() >= 1 && grad.dim() == x.dim(), op, ": grad shape ",
+              grad.sym_sizes(), " does not have x's leading dims ",
+              x.sym_sizes());
+  checkFloating(op, x.scalar_type());
+  checkLinearTensor(op, "grad", grad, x, withLastSize(x, grad.sym_size(-1)));
+  at::Tensor gradWeight =
+      at::empty_symint({grad.sym_size(-1), x.sym_size(-1)}, x.options());
+  at::Tensor gradBias = at::empty_symint({grad.sym_size(-1)}, x.options());
+  if constexpr (D != Device::Meta) {
+    c10::OptionalDeviceGuard guard(x.device());
+    Launcher<D>::weightBiasGrad(rowsOf(grad), rowsOf(x), gradWeight, gradBias);
+  }
+  return {gradWeight, gradBias};
 }
 
 } // namespace fxmlir::ops

@@ -52,8 +52,8 @@ _OPERATOR_OPS = {
 _COMMUTATIVE = {"add", "mul"}
 # torch.nn.functional wrappers that are one ATen op on their input when not
 # in place (Dynamo records them as Python functions): importing them as the
-# op lets patterns (bias_add + relu/silu) see them before autodiff.
-_FUNCTIONAL_OPS = {F.relu: "relu", F.silu: "silu"}
+# op lets patterns (bias_add + relu/silu/dropout) see them before autodiff.
+_FUNCTIONAL_OPS = {F.relu: "relu", F.silu: "silu", F.dropout: "dropout"}
 # Tensor methods that take sizes as varargs (`x.view(2, -1)`) where their
 # ATen op takes one list.
 _VARARG_SIZE_METHODS = {"view", "expand", "permute", "repeat"}

@@ -1,18 +1,19 @@
 """Settings of a round trip: from FXMLIR_* environment variables, overridden
 by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 
-| variable              | option    | accepted values                              | default |
-|-----------------------|-----------|----------------------------------------------|---------|
-| FXMLIR_ROUND_TRIP     |           | 0, 1 (read at each torch.compile call)       | 0       |
-| FXMLIR_PASSES         | passes    | default, none, a,b,... or -a,+b (edits of    | default |
-|                       |           | each stage's default pipeline)               |         |
-| FXMLIR_STAGES         | stages    | comma list of before_autodiff, forward,      | all     |
-|                       |           | backward                                     |         |
-| FXMLIR_DUMP_DIR       | dump_dir  | a writable directory (created if missing)    | unset   |
-| FXMLIR_LOG_LEVEL      | log_level | removed: TORCH_LOGS=fxmlir or +fxmlir        |         |
-| FXMLIR_CODEGEN_FUSERS | codegen   | 0, 1 (option: False, True): JIT regions      | 0       |
-|                       |           | after autodiff                               |         |
-| FXMLIR_CACHE_DIR      |           | a writable directory (created if missing)    | $XDG_CACHE_HOME/fxmlir or ~/.cache/fxmlir |
+| variable              | option     | accepted values                              | default |
+|-----------------------|------------|----------------------------------------------|---------|
+| FXMLIR_ROUND_TRIP     |            | 0, 1 (read at each torch.compile call)       | 0       |
+| FXMLIR_PASSES         | passes     | default, none, a,b,... or -a,+b (edits of    | default |
+|                       |            | each stage's default pipeline)               |         |
+| FXMLIR_STAGES         | stages     | comma list of before_autodiff, forward,      | all     |
+|                       |            | backward                                     |         |
+| FXMLIR_DUMP_DIR       | dump_dir   | a writable directory (created if missing)    | unset   |
+| FXMLIR_LOG_LEVEL      | log_level  | removed: TORCH_LOGS=fxmlir or +fxmlir        |         |
+| FXMLIR_CUDA_GRAPHS    | cudagraphs | 0, 1 (option: False, True)                   | 0       |
+| FXMLIR_CODEGEN_FUSERS | codegen    | 0, 1 (option: False, True): JIT regions      | 0       |
+|                       |            | after autodiff                               |         |
+| FXMLIR_CACHE_DIR      |            | a writable directory (created if missing)    | $XDG_CACHE_HOME/fxmlir or ~/.cache/fxmlir |
 
 FXMLIR_ROUND_TRIP is read at each torch.compile call; the others each time
 a graph is compiled. fxmlir logs through torch._logging (fxmlir/logs.py).
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from fxmlir.passes import Selection
 
 STAGES = ("before_autodiff", "forward", "backward")
-OPTIONS = ("passes", "stages", "dump_dir", "codegen")
+OPTIONS = ("passes", "stages", "dump_dir", "codegen", "cudagraphs")
 # Settings that were removed, and what replaced them.
 REMOVED = {
     "FXMLIR_LOG_LEVEL": "fxmlir logs through torch._logging: TORCH_LOGS=fxmlir for info, "
@@ -112,6 +113,16 @@ def parse_dump_dir(what: str, value: Any) -> Path | None:
     return path
 
 
+def parse_cudagraphs(what: str, value: Any) -> bool:
+    """Whether compiled CUDA graphs replay through CUDA graphs: a bool
+    option, or "0"/"1" from the environment."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return _choice(what, value, ("0", "1")) == "1"
+    raise TypeError(f"{what} must be True or False, got {type(value).__name__} {value!r}")
+
+
 def _default_selection() -> Selection:
     from fxmlir.passes import Selection
 
@@ -125,7 +136,7 @@ def parse_codegen(what: str, value: Any) -> bool:
 
 
 _PARSERS = {"passes": parse_passes, "stages": parse_stages, "dump_dir": parse_dump_dir,
-            "codegen": parse_codegen}
+            "codegen": parse_codegen, "cudagraphs": parse_cudagraphs}
 
 
 @dataclass(frozen=True)
@@ -134,6 +145,7 @@ class Options:
     stages: frozenset[str] = field(default_factory=lambda: frozenset(STAGES))
     dump_dir: Path | None = None
     codegen: bool = False
+    cudagraphs: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Options":
@@ -147,6 +159,8 @@ class Options:
             dump_dir=parse_dump_dir("FXMLIR_DUMP_DIR", environ.get("FXMLIR_DUMP_DIR")),
             codegen=_choice("FXMLIR_CODEGEN_FUSERS",
                             environ.get("FXMLIR_CODEGEN_FUSERS", "0"), ("0", "1")) == "1",
+            cudagraphs=parse_cudagraphs("FXMLIR_CUDA_GRAPHS",
+                                        environ.get("FXMLIR_CUDA_GRAPHS", "0")),
         )
 
     def updated(self, overrides: Mapping[str, Any] | None) -> "Options":

@@ -82,6 +82,11 @@ def fxmlir_backend(gm: fx.GraphModule, example_inputs: list[Any],
     _load_fused_ops()
     graph_id = _graph_id()
     names = _input_names(gm)
+    graphs = None
+    if opts.cudagraphs:
+        from fxmlir.cudagraphs import CudaGraphs  # imports Inductor: only when asked
+
+        graphs = CudaGraphs(graph_id, len(example_inputs))
     if "before_autodiff" in opts.stages:
         placeholders = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
         gm = round_trip_or_fallback(gm, graph_id, "before_autodiff", opts,
@@ -92,10 +97,16 @@ def fxmlir_backend(gm: fx.GraphModule, example_inputs: list[Any],
     def compiler(stage: str) -> Callable[[fx.GraphModule, list[Any]], Callable[..., Any]]:
         def compile_graph(graph: fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
             selected = "forward" if stage == "inference" else stage
+            compiled = graph
             if selected in opts.stages:
-                graph = round_trip_or_fallback(graph, graph_id, stage, opts,
-                                               input_names=primals)
-            return make_boxed_func(graph.forward)
+                compiled = round_trip_or_fallback(graph, graph_id, stage, opts,
+                                                  input_names=primals)
+            run = make_boxed_func(compiled.forward)
+            if graphs is None:
+                return run
+            if stage == "backward":
+                return graphs.backward(graph, run, inputs)
+            return graphs.forward(stage, graph, run, inputs)
         return compile_graph
 
     return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),

@@ -30,6 +30,19 @@ class Family(enum.Enum):
     # written by hand (it calls a func.func by symbol); only its torch op is
     # generated.
     JIT = "Jit"
+    # y = residual + dropout(x + bias): a bias op (residual, when given, and
+    # y shaped like x) whose `mask` result is bool shaped like x, or, with
+    # `packed`, 1 bit per element: uint8 [ceil(numel / 8)], element i in bit
+    # i % 8 of byte i / 8.
+    DROPOUT = "Dropout"
+    # grad * mask * scale with a packed mask (as DROPOUT's): `result` shaped
+    # like `grad`.
+    PACKED_MASK = "PackedMask"
+    # Matrix products of a linear layer, x @ weight^T over x's last dim:
+    # every tensor's dims are named in `dims` ("*" for x's leading dims, K
+    # for x's last, N for the output features), so the verifier checks that
+    # the names agree across tensors.
+    LINEAR = "Linear"
 
 
 @dataclass(frozen=True)
@@ -41,9 +54,13 @@ class FusedOp:
     bool_tensors: tuple[str, ...] = ()  # arguments/results holding torch.bool
     tags: tuple[str, ...] = ()  # torch.Tag names
     devices: tuple[str, ...] = ("CPU", "CUDA")  # real kernels (Meta: always)
-    # Tensors the backward formula (ops.py: backward_<name>) needs; None when
-    # the op has no formula (it never appears before autodiff).
+    # Tensors the backward formula (ops.py: backward_<name>) needs, inputs
+    # or results by name; None when the op has no formula (it never appears
+    # before autodiff).
     saves: tuple[str, ...] | None = None
+    # LINEAR family: (tensor, dims) for every tensor but x ("*K"), dims
+    # such as "*N" (x's leading dims, then N) or "NK".
+    dims: tuple[tuple[str, str], ...] = ()
 
     @property
     def name(self) -> str:
@@ -185,6 +202,123 @@ FUSED_OPS = (
         family=Family.BIAS,
         bool_tensors=("mask",),
         saves=("mask",),
+    ),
+    FusedOp(
+        "fused_bias_dropout_add(Tensor x, Tensor bias, Tensor? residual, int axis, float p, "
+        "bool packed=True) -> (Tensor y, Tensor mask)",
+        summary="residual + dropout(x + bias) in one kernel that draws its mask",
+        description="""
+    Megatron's `bias_dropout_add`: `y = residual + (x + bias) * mask / (1 - p)`
+    (no residual: `y = dropout(x + bias)`), with the keep mask drawn inside
+    the kernel from torch's generator for the device (Philox, like
+    `random_mask_like`: `torch.manual_seed` reproduces it). `mask` is what
+    backward needs: with `packed`, 1 bit per element (uint8, ceil(numel / 8)
+    bytes, element i in bit i % 8 of byte i / 8), 8x less than the bool mask
+    `native_dropout` saves; without, that bool mask shaped like `x`.
+    Not Pure: two dropouts must never be merged.
+
+    ```mlir
+    %y, %m = fxmlir.fused_bias_dropout_add %x, %b, %r {axis = 1 : i64, p = 1.000000e-01 : f64, packed = true}
+        : (tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<16xui8>)
+    ```""",
+        family=Family.DROPOUT,
+        tags=("nondeterministic_seeded",),
+        saves=("mask",),
+    ),
+    FusedOp(
+        "packed_mask_scale(Tensor grad, Tensor mask, float scale) -> Tensor",
+        summary="grad * mask * scale with a mask packed at 1 bit per element",
+        description="""
+    The backward of dropout with a packed mask (`fused_bias_dropout_add`'s
+    with `packed`): `mask` is uint8 [ceil(grad.numel() / 8)], element i in
+    bit i % 8 of byte i / 8.
+
+    ```mlir
+    %dx = fxmlir.packed_mask_scale %g, %m {scale = 1.1111111111111112 : f64}
+        : (tensor<8x16xf32>, tensor<16xui8>) -> tensor<8x16xf32>
+    ```""",
+        family=Family.PACKED_MASK,
+        saves=("mask",),
+    ),
+    FusedOp(
+        'fused_linear_gelu(Tensor x, Tensor weight, Tensor bias, str approximate="none") '
+        "-> (Tensor y, Tensor pre)",
+        summary="gelu(x @ weight^T + bias), the pre-activation kept for backward",
+        description="""
+    A linear layer and its GELU in one matrix product where the device has
+    such an epilogue: on CUDA, with `approximate = "tanh"`, one cuBLASLt
+    matmul (`CUBLASLT_EPILOGUE_GELU_AUX_BIAS`) writes `y` and the
+    pre-activation `pre = x @ weight^T + bias` (its aux output, what
+    backward reads); elsewhere (CPU, erf GELU) a matrix product, then one
+    kernel adds the bias, writes `pre` and `y`. `x` is [..., K], `weight`
+    [N, K] (F.linear's), `bias` [N]. `pre` is for backward only: no gradient
+    flows through it.
+
+    ```mlir
+    %y, %pre = fxmlir.fused_linear_gelu %x, %w, %b {approximate = "tanh"}
+        : (tensor<8x16xbf16>, tensor<32x16xbf16>, tensor<32xbf16>) -> (tensor<8x32xbf16>, tensor<8x32xbf16>)
+    ```""",
+        family=Family.LINEAR,
+        dims=(("weight", "NK"), ("bias", "N"), ("y", "*N"), ("pre", "*N")),
+        saves=("x", "weight", "bias", "pre"),
+    ),
+    FusedOp(
+        'fused_linear_gelu_grad(Tensor grad, Tensor x, Tensor weight, Tensor pre, '
+        'str approximate="none") -> (Tensor grad_x, Tensor grad_weight, Tensor grad_bias)',
+        summary="the gradients of fused_linear_gelu's inputs",
+        description="""
+    `g = gelu_backward(grad, pre)`, then `grad_x = g @ weight`, `grad_weight =
+    g^T @ x` and `grad_bias = g` summed over the rows. On CUDA the bias
+    gradient comes out of the weight-gradient matmul (cuBLASLt's
+    `CUBLASLT_EPILOGUE_BGRADB`) instead of another pass over `g`.
+
+    ```mlir
+    %dx, %dw, %db = fxmlir.fused_linear_gelu_grad %g, %x, %w, %pre {approximate = "tanh"}
+        : (tensor<8x32xbf16>, tensor<8x16xbf16>, tensor<32x16xbf16>, tensor<8x32xbf16>)
+        -> (tensor<8x16xbf16>, tensor<32x16xbf16>, tensor<32xbf16>)
+    ```""",
+        family=Family.LINEAR,
+        dims=(("weight", "NK"), ("grad", "*N"), ("pre", "*N"), ("grad_x", "*K"),
+              ("grad_weight", "NK"), ("grad_bias", "N")),
+    ),
+    FusedOp(
+        'fused_linear_gelu_grad_mm(Tensor grad_a, Tensor grad_b, Tensor x, Tensor weight, '
+        'Tensor pre, str approximate="none") '
+        "-> (Tensor grad_x, Tensor grad_weight, Tensor grad_bias)",
+        summary="fused_linear_gelu_grad of a gradient that is a matrix product",
+        description="""
+    `fused_linear_gelu_grad(grad_a @ grad_b, x, weight, pre)`: the output
+    gradient of the GELU is the next layer's input gradient, a matrix
+    product (`grad_a` [..., J], `grad_b` [J, N]). On CUDA with
+    `approximate = "tanh"` that product is one cuBLASLt matmul whose
+    `CUBLASLT_EPILOGUE_DGELU_BGRAD` epilogue applies the GELU gradient (from
+    `pre`) and sums the bias gradient; the GELU gradient never makes a
+    round trip through memory.
+
+    ```mlir
+    %dx, %dw, %db = fxmlir.fused_linear_gelu_grad_mm %ga, %gb, %x, %w, %pre {approximate = "tanh"}
+        : (tensor<8x16xbf16>, tensor<16x32xbf16>, tensor<8x16xbf16>, tensor<32x16xbf16>,
+           tensor<8x32xbf16>) -> (tensor<8x16xbf16>, tensor<32x16xbf16>, tensor<32xbf16>)
+    ```""",
+        family=Family.LINEAR,
+        dims=(("grad_a", "*J"), ("grad_b", "JN"), ("weight", "NK"), ("pre", "*N"),
+              ("grad_x", "*K"), ("grad_weight", "NK"), ("grad_bias", "N")),
+    ),
+    FusedOp(
+        "linear_weight_bias_grad(Tensor grad, Tensor x) -> (Tensor grad_weight, Tensor grad_bias)",
+        summary="a linear layer's weight and bias gradients in one matmul",
+        description="""
+    `grad_weight = grad^T @ x` and `grad_bias = grad` summed over the rows
+    (`grad` [..., N], `x` [..., K]). On CUDA the bias gradient comes out of
+    the matmul's `CUBLASLT_EPILOGUE_BGRADB` epilogue instead of another pass
+    over `grad`.
+
+    ```mlir
+    %dw, %db = fxmlir.linear_weight_bias_grad %g, %x
+        : (tensor<8x32xf32>, tensor<8x16xf32>) -> (tensor<32x16xf32>, tensor<32xf32>)
+    ```""",
+        family=Family.LINEAR,
+        dims=(("grad", "*N"), ("grad_weight", "NK"), ("grad_bias", "N")),
     ),
 )
 

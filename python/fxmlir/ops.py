@@ -154,21 +154,66 @@ def backward_fused_bias_add_mask_scale(a: SimpleNamespace, grad: torch.Tensor,
     return _pre_activation_grads(grad * a.mask * a.scale, a, needs)
 
 
+def backward_fused_bias_dropout_add(a: SimpleNamespace, grad: torch.Tensor,
+                                    needs: set[str]) -> Grads:
+    scale = 1 / (1 - a.p)
+    if a.packed:
+        grad_pre = fxmlir_ops.packed_mask_scale(grad, a.mask, scale)
+    else:
+        grad_pre = torch.ops.aten.native_dropout_backward(grad, a.mask, scale)
+    grads = _pre_activation_grads(grad_pre, a, needs)
+    if "residual" in needs:
+        grads["residual"] = grad
+    return grads
+
+
+def backward_packed_mask_scale(a: SimpleNamespace, upstream: torch.Tensor,
+                               needs: set[str]) -> Grads:
+    return {"grad": fxmlir_ops.packed_mask_scale(upstream, a.mask, a.scale)}
+
+
+def backward_fused_linear_gelu(a: SimpleNamespace, grad: torch.Tensor,
+                               needs: set[str]) -> Grads:
+    if not torch.is_grad_enabled() and "x" in needs:
+        grad_x, grad_weight, grad_bias = fxmlir_ops.fused_linear_gelu_grad(
+            grad, a.x, a.weight, a.pre, a.approximate)
+        return {"x": grad_x, "weight": grad_weight, "bias": grad_bias}
+    # Double backward (create_graph) recomputes the pre-activation from the
+    # inputs, so that it is differentiable; without a gradient for x, the
+    # fused op would compute one for nothing.
+    pre = a.pre
+    if torch.is_grad_enabled():
+        pre = torch.nn.functional.linear(a.x, a.weight, a.bias)
+    g = torch.ops.aten.gelu_backward(grad, pre, approximate=a.approximate)
+    rows = g.reshape(-1, g.shape[-1])
+    grads = {"weight": rows.t() @ a.x.reshape(-1, a.x.shape[-1]), "bias": rows.sum(0)}
+    if "x" in needs:
+        grads["x"] = g @ a.weight
+    return grads
+
+
 # -- registration from the table ---------------------------------------------------
 
 def _register_autograd(op: FusedOp) -> None:
+    """Registers backward_<op name>. Results after the first (a mask, a
+    pre-activation) are for backward only: no gradient flows through them."""
     formula = globals()[f"backward_{op.name}"]
-    names = [arg.name for arg in op.function_schema.arguments]
+    schema = op.function_schema
+    names = [arg.name for arg in schema.arguments]
+    results = [ret.name or "result" for ret in schema.returns]
 
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
-        args = dict(zip(names, inputs))
-        ctx.save_for_backward(*(args[n] for n in op.saves))
-        ctx.constants = {n: v for n, v in args.items() if not isinstance(v, torch.Tensor)}
+        outputs = output if isinstance(output, tuple) else (output,)
+        ctx.mark_non_differentiable(*outputs[1:])
+        values = dict(zip(names, inputs)) | dict(zip(results, outputs))
+        ctx.save_for_backward(*(values[n] for n in op.saves))
+        ctx.constants = {n: v for n, v in values.items()
+                         if v is not None and not isinstance(v, torch.Tensor)}
         if "axis" in ctx.constants:
-            ndim = args["x"].dim()
+            ndim = values["x"].dim()
             ctx.constants["axis"] %= max(ndim, 1)
 
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+    def backward(ctx: Any, grad: torch.Tensor, *unused: Any) -> tuple[Any, ...]:
         needs = {n for n, needed in zip(names, ctx.needs_input_grad) if needed}
         a = SimpleNamespace(**ctx.constants, **dict(zip(op.saves, ctx.saved_tensors)))
         grads = formula(a, grad, needs)

@@ -507,7 +507,7 @@ EXTRA_OPS = (
     # factories and randomness
     "scalar_tensor", "full", "zeros", "ones", "empty.memory_format",
     "new_zeros", "full_like", "zeros_like", "ones_like", "empty_like",
-    "native_dropout", "native_dropout_backward", "bernoulli.p", "rand_like",
+    "dropout", "native_dropout", "native_dropout_backward", "bernoulli.p", "rand_like",
     "randn_like",
 )
 

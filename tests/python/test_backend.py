@@ -161,3 +161,50 @@ def test_injected_failure_falls_back(tmp_path, monkeypatch):
         out = compiled(ids)
     assert torch.equal(out, expected)
     assert list(tmp_path.glob("*/graph_*/*/failed-graph.py"))
+
+
+def _dropout_mlp() -> nn.Module:
+    return nn.Sequential(nn.Linear(16, 64), nn.GELU(approximate="tanh"), nn.Linear(64, 16),
+                         nn.Dropout(0.5))
+
+
+def test_cuda_graphs_on_cpu_warn_and_run_without(tmp_path):
+    from fxmlir.cudagraphs import CudaGraphsSkipped
+
+    torch.manual_seed(0)
+    model = _dropout_mlp().eval()
+    x = torch.randn(8, 16, requires_grad=True)
+    compiled = torch.compile(model, backend=fxmlir.backend(cudagraphs=True))
+    with pytest.warns(CudaGraphsSkipped, match="cudagraphs=True has no effect: .*cpu"):
+        out = compiled(x)
+    out.sum().backward()
+    torch.testing.assert_close(out, model(x))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA is not available")
+def test_cuda_graphs_replay_new_masks_and_train():
+    torch.manual_seed(0)
+    model = _dropout_mlp().cuda()
+    compiled = torch.compile(model, backend=fxmlir.backend(cudagraphs=True))
+    x = torch.randn(32, 16, device="cuda")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # captured: no skip, no fallback
+        outs = []
+        for _ in range(4):  # warm-up, record, then replays
+            out = compiled(x)
+            out.sum().backward()
+            outs.append(out.detach().clone())
+    assert not torch.equal(outs[-1], outs[-2]), "each replay draws a new mask"
+    for out in outs[-2:]:
+        kept = (out != 0).float().mean().item()
+        assert 0.4 < kept < 0.6
+    # The gradient a replay computes uses the mask of that replay.
+    model.zero_grad()
+    out = compiled(x)
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    kept = out.detach() != 0
+    hidden = torch.nn.functional.gelu(model[0](x), approximate="tanh")
+    torch.testing.assert_close(model[2].bias.grad, (grad * kept * 2.0).sum(0))
+    torch.testing.assert_close(model[2].weight.grad, (grad * kept * 2.0).t() @ hidden,
+                               rtol=1e-3, atol=1e-3)

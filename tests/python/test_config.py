@@ -33,6 +33,8 @@ from fxmlir.roundtrip import FallbackWarning
     ("stages", "sideways", ValueError, "option 'stages'='sideways' is invalid; accepted"),
     ("dump_dir", 123, TypeError, "option 'dump_dir' must be a directory path"),
     ("log_level", "debug", ValueError, "log_level was removed: .* TORCH_LOGS=fxmlir"),
+    ("cudagraphs", 1, TypeError, "option 'cudagraphs' must be True or False, got int 1"),
+    ("cudagraphs", "yes", ValueError, "option 'cudagraphs'='yes' is invalid; accepted"),
     ("speed", 11, ValueError, "unknown fxmlir option 'speed'; accepted options: passes"),
 ])
 def test_bad_options_are_errors_naming_the_option(option, value, error, message):
@@ -55,6 +57,7 @@ def test_a_dump_dir_that_is_a_file_is_refused(tmp_path):
     ("FXMLIR_PASSES", ",", "FXMLIR_PASSES=',' has an empty pass name"),
     ("FXMLIR_PASSES", "-cse,canonicalize", "FXMLIR_PASSES='-cse,canonicalize' mixes edits"),
     ("FXMLIR_STAGES", "", "FXMLIR_STAGES='' selects no stage"),
+    ("FXMLIR_CUDA_GRAPHS", "true", "FXMLIR_CUDA_GRAPHS='true' is invalid; accepted values: 0, 1"),
 ])
 def test_empty_or_ambiguous_env_values_are_errors(variable, value, message):
     with pytest.raises(ValueError, match=message):
@@ -72,11 +75,9 @@ def test_good_selections():
         assert passes("default", stage) == default
         assert passes("default,-cse", stage) == passes("-cse", stage) == \
             tuple(p for p in default if p != "cse")
-    # Dropout fuses only after autodiff, where native_dropout exists.
-    assert "fxmlir-fuse-bias-add-dropout" in passes("default", "backward")
-    assert "fxmlir-fuse-bias-add-dropout" not in passes("default", "before_autodiff")
-    assert "fxmlir-fuse-bias-add-dropout" in passes("+fxmlir-fuse-bias-add-dropout",
-                                                    "before_autodiff")
+    # Opt-in passes run only when added.
+    assert "fxmlir-approximate-gelu" not in passes("default", "before_autodiff")
+    assert "fxmlir-approximate-gelu" in passes("+fxmlir-approximate-gelu", "backward")
     assert Options().updated({"stages": ("forward",)}).stages == {"forward"}
 
 
@@ -141,3 +142,10 @@ def test_readme_and_config_list_the_same_settings():
     in_readme = set(re.findall(r"^\| `(FXMLIR_\w+)` \| `?(\w*)`?", settings, re.M))
     in_config = set(re.findall(r"^\| (FXMLIR_\w+) +\| (\w*) ", fxmlir.config.__doc__, re.M))
     assert in_readme == in_config
+
+
+def test_cuda_graphs_setting():
+    assert not Options.from_env({}).cudagraphs
+    assert Options.from_env({"FXMLIR_CUDA_GRAPHS": "1"}).cudagraphs
+    assert not Options.from_env({"FXMLIR_CUDA_GRAPHS": "1"}).updated(
+        {"cudagraphs": False}).cudagraphs

@@ -10,6 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import fxmlir
 import fxmlir.ops  # noqa: F401  (loads torch.ops.fxmlir)
 
 ops = torch.ops.fxmlir
@@ -64,14 +65,15 @@ def leaf(t: torch.Tensor) -> torch.Tensor:
     return t.detach().clone().requires_grad_(True)
 
 
-def check_forward_backward(fused, reference, inputs, dtype) -> None:
+def check_forward_backward(fused, reference, inputs, dtype, tolerances=TOLERANCES) -> None:
     """Runs fused and reference on fresh leaves of inputs and compares the
     outputs and the gradients of every floating input."""
     fused_in = [leaf(t) if t.is_floating_point() else t for t in inputs]
     ref_in = [leaf(t) if t.is_floating_point() else t for t in inputs]
     out = fused(*fused_in)
     ref = reference(*ref_in)
-    torch.testing.assert_close(out, ref, **TOLERANCES[dtype])
+    tol = tolerances[dtype]
+    torch.testing.assert_close(out, ref, **tol)
     grad = torch.randn_like(ref)
     out.backward(grad)
     ref.backward(grad)
@@ -79,7 +81,6 @@ def check_forward_backward(fused, reference, inputs, dtype) -> None:
         if mine.is_floating_point():
             # Bias grads are sums over many elements: scale atol with them.
             n = max(1, ref.numel() // max(1, mine.numel()))
-            tol = TOLERANCES[dtype]
             torch.testing.assert_close(
                 mine.grad, theirs.grad, rtol=tol["rtol"], atol=tol["atol"] * math.sqrt(n)
             )
@@ -277,6 +278,32 @@ OPCHECK_CASES = {
     "fused_bias_add_silu": lambda x, b, m, g: (ops.fused_bias_add_silu.default, (x, b, 1)),
     "fused_bias_add_silu_grad": lambda x, b, m, g: (
         ops.fused_bias_add_silu_grad.default, (g, x, b, 1)),
+    # Random ops: opcheck compares two runs, so with p = 0 (nothing dropped).
+    "fused_bias_dropout_add": lambda x, b, m, g: (
+        ops.fused_bias_dropout_add.default, (x, b, g, 1, 0.0)),
+    "fused_bias_dropout_add_bool_mask": lambda x, b, m, g: (
+        ops.fused_bias_dropout_add.default, (x, b, None, 1, 0.0, False)),
+    "packed_mask_scale": lambda x, b, m, g: (
+        ops.packed_mask_scale.default,
+        (x, torch.randint(0, 256, (8,), dtype=torch.uint8, device=x.device), 2.0)),
+    "fused_linear_gelu": lambda x, b, m, g: (
+        ops.fused_linear_gelu.default,
+        (x, torch.randn(8, 5, dtype=x.dtype, device=x.device, requires_grad=True),
+         torch.randn(8, dtype=x.dtype, device=x.device, requires_grad=True), "tanh")),
+    "fused_linear_gelu_grad": lambda x, b, m, g: (
+        ops.fused_linear_gelu_grad.default,
+        (torch.randn(3, 4, 8, dtype=x.dtype, device=x.device), x.detach(),
+         torch.randn(8, 5, dtype=x.dtype, device=x.device),
+         torch.randn(3, 4, 8, dtype=x.dtype, device=x.device), "none")),
+    "fused_linear_gelu_grad_mm": lambda x, b, m, g: (
+        ops.fused_linear_gelu_grad_mm.default,
+        (torch.randn(3, 4, 6, dtype=x.dtype, device=x.device),
+         torch.randn(6, 8, dtype=x.dtype, device=x.device), x.detach(),
+         torch.randn(8, 5, dtype=x.dtype, device=x.device),
+         torch.randn(3, 4, 8, dtype=x.dtype, device=x.device), "tanh")),
+    "linear_weight_bias_grad": lambda x, b, m, g: (
+        ops.linear_weight_bias_grad.default,
+        (torch.randn(3, 4, 8, dtype=x.dtype, device=x.device), x.detach())),
 }
 
 
@@ -390,6 +417,12 @@ RAISING_CALLS = {
     "fused_bias_add_silu": "ops.fused_bias_add_silu(x.int(), b.int(), 1)",
     "fused_bias_add_silu_grad": "ops.fused_bias_add_silu_grad(x, x, b.double(), 1)",
     "mlir_jit": "ops.mlir_jit('func.func private @f() { return }', 'g', [x])",
+    "fused_bias_dropout_add": "ops.fused_bias_dropout_add(x, b, x.t(), 1, 0.1)",
+    "packed_mask_scale": "ops.packed_mask_scale(x, torch.zeros(2, dtype=torch.uint8, device=d), 2.0)",
+    "fused_linear_gelu": "ops.fused_linear_gelu(x, torch.randn(3, 4, device=d), b, 'tanh')",
+    "fused_linear_gelu_grad": "ops.fused_linear_gelu_grad(x, x, x, x, 'erf')",
+    "fused_linear_gelu_grad_mm": "ops.fused_linear_gelu_grad_mm(x, b, x, x, x, 'tanh')",
+    "linear_weight_bias_grad": "ops.linear_weight_bias_grad(x, b)",
 }
 
 
@@ -503,3 +536,246 @@ def test_activation_double_backward(device, activation) -> None:
     assert torch.autograd.gradgradcheck(lambda x, b: fused(x, b, 1), (x, bias))
     grad = torch.randn(3, 4, dtype=torch.float64, device=device, requires_grad=True)
     assert torch.autograd.gradcheck(lambda g, x, b: fused_grad(g, x, b, 1), (grad, x, bias))
+
+
+# -- residual bias-dropout-add with a packed mask -----------------------------
+
+def unpack(mask: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """A packed mask (bit i % 8 of byte i / 8) as bools shaped like `like`."""
+    bits = (mask.unsqueeze(-1) >> torch.arange(8, device=mask.device)) & 1
+    return bits.flatten()[: like.numel()].view(like.shape).bool()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,axis", [((4, 33), 1), ((2, 3, 5), 1), ((3, 4, 1, 6), -1),
+                                        ((16, 64), -1)])
+@pytest.mark.parametrize("residual", [True, False])
+@pytest.mark.parametrize("packed", [True, False])
+def test_fused_bias_dropout_add(device, dtype, shape, axis, residual, packed) -> None:
+    """Forward and backward against eager given the mask the kernel drew."""
+    x, bias = make_inputs(shape, axis, dtype, device)
+    inputs = [x, bias] + ([torch.randn(shape, dtype=dtype, device=device)] if residual else [])
+    p, masks = 0.3, []
+
+    def fused(x, b, *r):
+        out, mask = ops.fused_bias_dropout_add(x, b, r[0] if r else None, axis, p, packed)
+        masks.append(mask)
+        return out
+
+    def reference(x, b, *r):
+        keep = unpack(masks[0], x) if packed else masks[0]
+        dropped = (x + bias_view(b, x.dim(), axis)) * keep / (1 - p)
+        return r[0] + dropped if r else dropped
+
+    check_forward_backward(fused, reference, inputs, dtype)
+    (mask,) = masks
+    if packed:
+        assert mask.dtype == torch.uint8 and mask.shape == ((x.numel() + 7) // 8,)
+    else:
+        assert mask.dtype == torch.bool and mask.shape == x.shape
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_packed_mask_scale(device, dtype) -> None:
+    grad = torch.randn(7, 13, dtype=dtype, device=device)
+    mask = torch.randint(0, 256, ((grad.numel() + 7) // 8,), dtype=torch.uint8, device=device)
+    out = ops.packed_mask_scale(grad, mask, 1.25)
+    torch.testing.assert_close(out, grad * unpack(mask, grad) * 1.25, rtol=0, atol=0)
+    # A storage offset of one element defeats 16-byte accesses.
+    flat = torch.randn(1 + 64, dtype=dtype, device=device)[1:].view(8, 8)
+    mask = torch.randint(0, 256, (8,), dtype=torch.uint8, device=device)
+    torch.testing.assert_close(ops.packed_mask_scale(flat, mask, 2.0),
+                               flat * unpack(mask, flat) * 2.0, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_fused_bias_dropout_add_statistics_and_seeding(device) -> None:
+    x = torch.randn(4096, 64, device=device)
+    bias, residual = torch.zeros(64, device=device), torch.zeros_like(x)
+    for p in (0.1, 0.5, 0.9):
+        _, mask = ops.fused_bias_dropout_add(x, bias, residual, -1, p)
+        keep = unpack(mask, x).float().mean().item()
+        assert abs(keep - (1 - p)) < 4 * math.sqrt(p * (1 - p) / x.numel())
+    torch.manual_seed(5)
+    first = ops.fused_bias_dropout_add(x, bias, residual, -1, 0.5)
+    second = ops.fused_bias_dropout_add(x, bias, residual, -1, 0.5)
+    torch.manual_seed(5)
+    again = ops.fused_bias_dropout_add(x, bias, residual, -1, 0.5)
+    assert torch.equal(first[1], again[1]) and torch.equal(first[0], again[0])
+    assert not torch.equal(first[1], second[1]), "consecutive calls must differ"
+    # Packed and bool masks are the same draws.
+    torch.manual_seed(5)
+    _, bools = ops.fused_bias_dropout_add(x, bias, residual, -1, 0.5, False)
+    assert torch.equal(unpack(first[1], x), bools)
+
+
+def test_fused_bias_dropout_add_cpu_mask_is_random_mask_like() -> None:
+    """On CPU both draw element i from Philox block i / 4: one stream, not
+    depending on how threads split the work."""
+    x = torch.randn(3, 100_003)
+    bias = torch.zeros(100_003)
+    threads = torch.get_num_threads()
+    try:
+        masks = []
+        for n in (1, 2):
+            torch.set_num_threads(n)
+            torch.manual_seed(11)
+            masks.append(ops.fused_bias_dropout_add(x, bias, None, 1, 0.3, False)[1])
+    finally:
+        torch.set_num_threads(threads)
+    torch.manual_seed(11)
+    assert torch.equal(masks[0], masks[1])
+    assert torch.equal(masks[0], ops.random_mask_like(x, 0.3))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA is not available")
+def test_fused_bias_dropout_add_cuda_graph_replays_draw_new_masks() -> None:
+    x = torch.randn(1024, 64, device="cuda")
+    bias, residual = torch.randn(64, device="cuda"), torch.randn_like(x)
+    ops.fused_bias_dropout_add(x, bias, residual, -1, 0.5)  # warm up outside
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out, mask = ops.fused_bias_dropout_add(x, bias, residual, -1, 0.5)
+    graph.replay()
+    first = mask.clone()
+    graph.replay()
+    assert not torch.equal(first, mask)
+    torch.testing.assert_close(out, residual + (x + bias) * unpack(mask, x) * 2.0)
+
+
+# -- linear + GELU: one matmul with its epilogue on CUDA -----------------------
+
+# GEMMs in another order (cuBLASLt's epilogue algorithm, a CPU matmul then
+# a kernel) than eager's round differently: float32 gets a looser rtol.
+GEMM_TOLERANCES = TOLERANCES | {torch.float32: {"rtol": 1e-4, "atol": 1e-4}}
+# (x shape, out features, weight transposed): 3-D and 2-D inputs, N % 8 != 0
+# (no epilogue: the aux leading dimension must be a multiple of 8), a
+# weight given as t() of an [in, out] matrix (HF's Conv1D).
+LINEAR_CASES = [((4, 6, 16), 32, False), ((5, 16), 24, False), ((5, 16), 12, False),
+                ((3, 16), 32, True)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("shape,out_features,transposed", LINEAR_CASES)
+def test_fused_linear_gelu(device, dtype, approximate, shape, out_features, transposed) -> None:
+    x = torch.randn(shape, dtype=dtype, device=device) / 4
+    if transposed:
+        weight = torch.randn(shape[-1], out_features, dtype=dtype, device=device).t()
+    else:
+        weight = torch.randn(out_features, shape[-1], dtype=dtype, device=device)
+    bias = torch.randn(out_features, dtype=dtype, device=device)
+    check_forward_backward(lambda x, w, b: ops.fused_linear_gelu(x, w, b, approximate)[0],
+                           lambda x, w, b: F.gelu(F.linear(x, w, b), approximate=approximate),
+                           [x, weight, bias], dtype, GEMM_TOLERANCES)
+    _, pre = ops.fused_linear_gelu(leaf(x), weight, bias, approximate)
+    torch.testing.assert_close(pre, F.linear(x, weight, bias), **GEMM_TOLERANCES[dtype])
+    assert not pre.requires_grad, "pre is for backward only"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_fused_linear_gelu_without_input_grad(device) -> None:
+    """A first layer (x needs no gradient): no grad_x is computed."""
+    x = torch.randn(6, 16, device=device)
+    weight = torch.randn(32, 16, device=device, requires_grad=True)
+    bias = torch.randn(32, device=device, requires_grad=True)
+    out, _ = ops.fused_linear_gelu(x, weight, bias, "tanh")
+    out.sum().backward()
+    ref_w, ref_b = leaf(weight), leaf(bias)
+    F.gelu(F.linear(x, ref_w, ref_b), approximate="tanh").sum().backward()
+    torch.testing.assert_close(weight.grad, ref_w.grad, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(bias.grad, ref_b.grad, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_fused_linear_gelu_double_backward(device, approximate) -> None:
+    x = torch.randn(2, 3, 4, dtype=torch.float64, device=device, requires_grad=True)
+    weight = torch.randn(5, 4, dtype=torch.float64, device=device, requires_grad=True)
+    bias = torch.randn(5, dtype=torch.float64, device=device, requires_grad=True)
+
+    def fn(x, w, b):
+        return ops.fused_linear_gelu(x, w, b, approximate)[0]
+
+    assert torch.autograd.gradcheck(fn, (x, weight, bias))
+    assert torch.autograd.gradgradcheck(fn, (x, weight, bias))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("shape,out_features", [((4, 6, 16), 32), ((5, 16), 12)])
+def test_fused_linear_gelu_grad_mm(device, dtype, approximate, shape, out_features) -> None:
+    """The gradients of gelu(x @ w^T + b) given an output gradient that is a
+    product a @ b (N % 8 != 0: no epilogue, the unfused path)."""
+    x = torch.randn(shape, dtype=dtype, device=device) / 4
+    w = torch.randn(out_features, shape[-1], dtype=dtype, device=device)
+    pre = F.linear(x, w, torch.randn(out_features, dtype=dtype, device=device))
+    a = torch.randn(*shape[:-1], 8, dtype=dtype, device=device)
+    b = torch.randn(8, out_features, dtype=dtype, device=device).t().contiguous().t()
+    got = ops.fused_linear_gelu_grad_mm(a, b, x, w, pre, approximate)
+    want = ops.fused_linear_gelu_grad(a @ b, x, w, pre, approximate)
+    g = torch.ops.aten.gelu_backward(a @ b, pre, approximate=approximate)
+    tol = GEMM_TOLERANCES[dtype]
+    torch.testing.assert_close(want[2], g.reshape(-1, out_features).sum(0),
+                               rtol=tol["rtol"], atol=tol["atol"] * 4)
+    for mine, theirs in zip(got, want):
+        scale = max(1.0, theirs.abs().max().item())
+        torch.testing.assert_close(mine, theirs, rtol=tol["rtol"], atol=tol["atol"] * scale)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_linear_weight_bias_grad(device, dtype) -> None:
+    grad = torch.randn(3, 7, 16, dtype=dtype, device=device)
+    x = torch.randn(3, 7, 24, dtype=dtype, device=device)
+    grad_weight, grad_bias = ops.linear_weight_bias_grad(grad, x)
+    tol = GEMM_TOLERANCES[dtype]
+    torch.testing.assert_close(grad_weight, grad.reshape(-1, 16).t() @ x.reshape(-1, 24),
+                               rtol=tol["rtol"], atol=tol["atol"] * 8)
+    torch.testing.assert_close(grad_bias, grad.sum((0, 1)), rtol=tol["rtol"],
+                               atol=tol["atol"] * 8)
+
+
+class GeluMLP(torch.nn.Module):
+    """GPT-2's MLP without dropout: every GEMM epilogue applies on CUDA."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(32, 128)
+        self.proj = torch.nn.Linear(128, 32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(F.gelu(self.fc(x), approximate="tanh"))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA is not available")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_gemm_epilogues_train_like_eager_on_cuda(tmp_path, dtype) -> None:
+    import json
+
+    torch.manual_seed(0)
+    model = GeluMLP().cuda().to(dtype)
+    compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    x = torch.randn(4, 8, 32, device="cuda", dtype=dtype, requires_grad=True)
+    grads = []
+    for fn in (model, compiled):
+        model.zero_grad()
+        x.grad = None
+        out = fn(x)
+        out.backward(torch.ones_like(out))
+        grads.append([out.detach()] + [t.grad.clone() for t in (x, *model.parameters())])
+    tol = GEMM_TOLERANCES[dtype]
+    for eager, fused in zip(*grads):
+        torch.testing.assert_close(fused, eager, rtol=tol["rtol"] * 4,
+                                   atol=tol["atol"] * 4 * max(1.0, eager.abs().max().item()))
+    fused_ops = {}
+    for summary in tmp_path.glob("*/*/summary.json"):
+        fused_ops |= {f"{summary.parent.name}:{k}": v
+                      for k, v in json.loads(summary.read_text())["fused_ops"].items()}
+    assert fused_ops["before_autodiff:fxmlir.fused_linear_gelu"] == 1
+    assert fused_ops["backward:fxmlir.fused_linear_gelu_grad_mm"] == 1
+    assert fused_ops["backward:fxmlir.linear_weight_bias_grad"] == 1

@@ -70,7 +70,7 @@ def test_without_dropout_the_loss_curve_matches_eager(tmp_path):
     forward, _ = stage_files(tmp_path, "forward")
     assert "fxmlir.fused_bias_add_gelu" in forward
     # p = 0 is not dropout: nothing to fuse into a mask.
-    assert "fxmlir.random_mask_like" not in forward
+    assert "fxmlir.fused_bias_dropout_add" not in forward
 
 
 def test_with_dropout_the_fused_model_trains(tmp_path):
@@ -80,18 +80,22 @@ def test_with_dropout_the_fused_model_trains(tmp_path):
     assert mean(losses[-5:]) < 0.95 * mean(losses[:5])
     assert mean(losses[-5:]) == pytest.approx(mean(eager_losses[-5:]), rel=0.05)
 
+    # Before autodiff the fused ops carry their own backward: the residual
+    # dropout's mask is saved packed, 1 bit per element.
+    before, summary = stage_files(tmp_path, "before_autodiff")
+    assert summary["fused_ops"] == {"fxmlir.fused_bias_add_gelu": 1,
+                                    "fxmlir.fused_bias_dropout_add": 1}
+    assert "packed = true" in before
     forward, summary = stage_files(tmp_path, "forward")
     assert summary["fused_ops"] == {"fxmlir.fused_bias_add_gelu": 1,
-                                    "fxmlir.fused_bias_add_mask_scale": 1,
-                                    "fxmlir.random_mask_like": 1}
+                                    "fxmlir.fused_bias_dropout_add": 1}
     assert "fxmlir.aten.gelu " not in forward and "fxmlir.aten.gelu\"" not in forward
     assert "fxmlir.bias_add" not in forward
+    assert "xui8" in forward  # the packed mask is what the forward hands on
     backward, summary = stage_files(tmp_path, "backward")
-    assert summary["fused_ops"] == {"fxmlir.fused_bias_add_gelu_grad": 1}
+    assert summary["fused_ops"] == {"fxmlir.fused_bias_add_gelu_grad": 1,
+                                    "fxmlir.packed_mask_scale": 1}
     assert "fxmlir.aten.gelu_backward" not in backward
-    # Before autodiff the fused op carries its own backward.
-    before, summary = stage_files(tmp_path, "before_autodiff")
-    assert summary["fused_ops"] == {"fxmlir.fused_bias_add_gelu": 1}
 
 
 def test_backward_uses_the_forward_mask(tmp_path):
@@ -108,4 +112,41 @@ def test_backward_uses_the_forward_mask(tmp_path):
     expected_x_grad = (grad * kept * 2.0) @ model[0].weight
     torch.testing.assert_close(x.grad, expected_x_grad)
     forward, _ = stage_files(tmp_path, "forward")
-    assert "fxmlir.fused_bias_add_mask_scale" in forward
+    assert "fxmlir.fused_bias_dropout_add" in forward
+
+
+def test_after_autodiff_the_residual_dropout_keeps_a_bool_mask(tmp_path):
+    # Without the before-autodiff round trip, native_dropout's bool mask is
+    # the forward output the backward graph reads: the fused kernel draws it,
+    # and the residual add joins the kernel.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 16), nn.Dropout(0.5))
+    x = torch.randn(8, 16, requires_grad=True)
+    backend = fxmlir.backend(dump_dir=str(tmp_path), stages="forward,backward")
+    compiled = torch.compile(lambda x: x + model(x), backend=backend)
+    out = compiled(x)
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    kept = (out - x) != 0
+    expected_x_grad = grad + (grad * kept * 2.0) @ model[0].weight
+    torch.testing.assert_close(x.grad, expected_x_grad)
+    forward, _ = stage_files(tmp_path, "forward")
+    assert "packed = false" in forward and "fxmlir.aten.add.Tensor" not in forward
+
+
+def test_autocast_residual_dropout_fuses_without_the_promoting_add(tmp_path):
+    # Under bf16 autocast the dropout's output is bf16 and the residual f32:
+    # the add promotes, so only the bias dropout fuses; nothing falls back.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 16), nn.Dropout(0.1))
+    x = torch.randn(4, 16, requires_grad=True)
+    compiled = torch.compile(lambda x: x + model(x),
+                             backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = compiled(x)
+        out.float().sum().backward()
+    assert out.dtype == torch.float32 and x.grad is not None
+    _, summary = stage_files(tmp_path, "before_autodiff")
+    assert summary["fused_ops"] == {"fxmlir.fused_bias_dropout_add": 1}

@@ -38,13 +38,14 @@ def test_model_trains_like_eager_with_every_gelu_fused(entry, autocast):
 
 
 def test_dropout_after_a_bias_fuses_in_gpt2():
-    # GPT-2's residual dropouts follow c_proj's bias: one mask fusion each
-    # (2 per layer), drawn in forward and reused by backward.
+    # GPT-2's residual dropouts follow c_proj's bias: one fused dropout each
+    # (2 per layer, with the residual add), its packed mask drawn in forward
+    # and read by backward.
     (gpt2,) = [m for m in model_zoo.MODELS if m.name == "gpt2"]
     run, eager_losses = model_zoo.train_both(gpt2, autocast=False, dropout=0.1)
     assert run.fallbacks == []
-    assert run.fused["forward"]["fxmlir.fused_bias_add_mask_scale"] == 4
-    assert run.fused["forward"]["fxmlir.random_mask_like"] == 4
+    assert run.fused["before_autodiff"]["fxmlir.fused_bias_dropout_add"] == 4
+    assert run.fused["backward"]["fxmlir.packed_mask_scale"] == 4
     # Other masks than eager's: the loss falls all the same.
     assert run.losses[-1] < run.losses[0]
 

@@ -104,6 +104,20 @@ struct MaskScale {
   }
 };
 
+/// Dropout, then a residual add (Megatron's bias_dropout_add).
+struct MaskScaleAdd {
+  double scale;
+  template <typename A>
+  FXMLIR_HOST_DEVICE A operator()(A v, bool keep, A residual) const {
+    return residual + MaskScale{scale}(v, keep);
+  }
+};
+
+/// Bit `i % 8` of a packed mask's byte: element i's keep flag.
+FXMLIR_HOST_DEVICE bool packedKeep(uint32_t byte, int64_t i) {
+  return (byte >> (i & 7)) & 1u;
+}
+
 } // namespace fxmlir::kernels
 
 #endif // FXMLIR_KERNELS_COMMON_ELEMENTWISE_H

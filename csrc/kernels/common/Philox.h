@@ -53,14 +53,25 @@ FXMLIR_HOST_DEVICE uint32_t keepThreshold(double p) {
   return floor + (static_cast<double>(floor) < scaled ? 1u : 0u);
 }
 
+/// 1 if a word keeps its element (see keepThreshold), else 0.
+FXMLIR_HOST_DEVICE uint32_t keepFlag(uint32_t word, uint32_t threshold) {
+  return (word >> 8) >= threshold ? 1u : 0u;
+}
+
+/// The keep flags of a block's 4 words as bits 0-3 (bit k for word k): two
+/// consecutive blocks make one byte of a packed mask.
+FXMLIR_HOST_DEVICE uint32_t keepBits(PhiloxBlock words, uint32_t threshold) {
+  return keepFlag(words.w0, threshold) | keepFlag(words.w1, threshold) << 1 |
+         keepFlag(words.w2, threshold) << 2 |
+         keepFlag(words.w3, threshold) << 3;
+}
+
 /// The keep flags of a block's 4 words as 4 bools laid out in a
 /// little-endian word (byte k for word k), ready for one 4-byte store.
 FXMLIR_HOST_DEVICE uint32_t keepBytes(PhiloxBlock words, uint32_t threshold) {
-  auto keep = [threshold](uint32_t w) -> uint32_t {
-    return (w >> 8) >= threshold ? 1u : 0u;
-  };
-  return keep(words.w0) | keep(words.w1) << 8 | keep(words.w2) << 16 |
-         keep(words.w3) << 24;
+  return keepFlag(words.w0, threshold) | keepFlag(words.w1, threshold) << 8 |
+         keepFlag(words.w2, threshold) << 16 |
+         keepFlag(words.w3, threshold) << 24;
 }
 
 } // namespace fxmlir::kernels

@@ -57,6 +57,19 @@ FXMLIR_CPU_KERNEL void biasKernel(Op op, const T *x, const T *bias, T *out,
   });
 }
 
+/// out[i] = op(sum[i]) with sum[i] = x[i] + bias[...] rounded to T (as an
+/// unfused add would), both stored; x may be sum (in place).
+template <typename T, typename Op>
+FXMLIR_CPU_KERNEL void biasKernelKeepSum(Op op, const T *x, const T *bias,
+                                         T *sum, T *out, BiasBroadcast shape,
+                                         int64_t begin, int64_t end) {
+  forEachBiasRun(bias, shape, begin, end, [=](int64_t i, AccType<T> b) {
+    T rounded = fromAcc<T>(toAcc(x[i]) + b);
+    sum[i] = rounded;
+    out[i] = fromAcc<T>(op(toAcc(rounded)));
+  });
+}
+
 } // namespace fxmlir::kernels::cpu
 
 #endif // FXMLIR_KERNELS_CPU_BIASKERNEL_H

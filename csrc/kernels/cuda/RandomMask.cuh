@@ -16,6 +16,7 @@
 #define FXMLIR_KERNELS_CUDA_RANDOMMASK_CUH
 
 #include "../common/Philox.h"
+#include "Grid.cuh"
 
 #include <cuda_runtime_api.h>
 
@@ -29,40 +30,37 @@ struct PhiloxSeedOffset {
   uint64_t offset;
 };
 
-struct RandomMaskLaunch {
+/// A grid of Philox draws: every thread draws `drawsPerIteration` blocks per
+/// grid-stride iteration, so a launch consumes `philoxIncrement` of the
+/// generator's offset (4 per block).
+struct PhiloxLaunch {
   int blocks;
   int threads;
   uint64_t philoxIncrement;
 };
 
-/// Blocks enough to fill the current device; each thread draws 4 elements
-/// per iteration.
-inline cudaError_t randomMaskLaunchConfig(int64_t numel,
-                                          RandomMaskLaunch &config) {
-  int device = 0;
-  int smCount = 0;
-  if (cudaError_t err = cudaGetDevice(&device); err != cudaSuccess)
-    return err;
-  if (cudaError_t err = cudaDeviceGetAttribute(
-          &smCount, cudaDevAttrMultiProcessorCount, device);
-      err != cudaSuccess)
-    return err;
-  constexpr int kThreads = 256;
-  constexpr int kBlocksPerSm = 2048 / kThreads;
-  int64_t groups = std::max<int64_t>((numel + 3) / 4, 1);
-  int64_t blocks = std::min<int64_t>((groups + kThreads - 1) / kThreads,
-                                     int64_t(smCount) * kBlocksPerSm);
+/// A grid for `groups` work items (one per thread and iteration) filling a
+/// device of `smCount` multiprocessors.
+inline PhiloxLaunch philoxLaunch(int64_t groups, int smCount,
+                                 int drawsPerIteration) {
+  groups = std::max<int64_t>(groups, 1);
+  int64_t blocks = deviceBlocks(groups, smCount);
   int64_t iterations = (groups + blocks * kThreads - 1) / (blocks * kThreads);
-  config = {static_cast<int>(blocks), kThreads,
-            static_cast<uint64_t>(iterations) * 4};
-  return cudaSuccess;
+  return {static_cast<int>(blocks), kThreads,
+          static_cast<uint64_t>(iterations) * 4 * drawsPerIteration};
+}
+
+/// random_mask_like's grid: each thread draws 4 elements per iteration.
+inline PhiloxLaunch randomMaskLaunch(int64_t numel, int smCount) {
+  return philoxLaunch((numel + 3) / 4, smCount, 1);
 }
 
 /// mask[i] = true (keep) with probability 1 - p, for p in [0, 1) given as
 /// keepThreshold(p).
 template <typename SeedOffsetSource>
-__global__ void randomMaskKernel(bool *mask, int64_t numel, uint32_t threshold,
-                                 SeedOffsetSource source) {
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
+    randomMaskKernel(bool *mask, int64_t numel, uint32_t threshold,
+                     SeedOffsetSource source) {
   PhiloxSeedOffset philox = source();
   int64_t thread = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   int64_t stride = int64_t(gridDim.x) * blockDim.x;
@@ -82,9 +80,9 @@ __global__ void randomMaskKernel(bool *mask, int64_t numel, uint32_t threshold,
 }
 
 template <typename SeedOffsetSource>
-cudaError_t
-launchRandomMask(bool *mask, int64_t numel, double p, SeedOffsetSource source,
-                 const RandomMaskLaunch &config, cudaStream_t stream) {
+cudaError_t launchRandomMask(bool *mask, int64_t numel, double p,
+                             SeedOffsetSource source,
+                             const PhiloxLaunch &config, cudaStream_t stream) {
   if (numel == 0)
     return cudaSuccess;
   randomMaskKernel<<<config.blocks, config.threads, 0, stream>>>(

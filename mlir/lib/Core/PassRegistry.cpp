@@ -37,11 +37,13 @@ constexpr PipelineEntry kPipeline[] = {
     {"canonicalize", AllStages},
     {"cse", AllStages},
     {"fxmlir-recognize-gelu", AllStages},
+    // Opt-in: changes numerics (erf GELU computed as tanh GELU).
+    {"fxmlir-approximate-gelu", 0},
     {"fxmlir-decompose", AllStages},
+    // Before the bias_add + GELU fusion, which would take its GELUs.
+    {"fxmlir-fuse-gemm-epilogues", AllStages},
     {"fxmlir-fuse-bias-add-activation", AllStages},
-    // Dynamo's dropout is a Python function: only AOTAutograd's graphs have
-    // native_dropout.
-    {"fxmlir-fuse-bias-add-dropout", AfterAutodiff},
+    {"fxmlir-fuse-bias-add-dropout", AllStages},
     {"fxmlir-recompose", AllStages},
 };
 

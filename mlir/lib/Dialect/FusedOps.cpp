@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -109,6 +110,91 @@ LogicalResult mlir::fxmlir::verifyMaskOp(Operation *op, Value like,
   if (failed(verifyShapedLike(op, result, like, "result")))
     return failure();
   return verifyBool(op, result, "result");
+}
+
+LogicalResult mlir::fxmlir::verifyDropoutOp(Operation *op, Value x, Value bias,
+                                            int64_t axis, Value residual,
+                                            Value y, Value mask,
+                                            const APFloat &p, bool packed) {
+  double rate = p.convertToDouble();
+  if (!(rate >= 0.0 && rate < 1.0))
+    return op->emitOpError("p must be in [0, 1), got ") << rate;
+  SmallVector<ShapedLikeX> others;
+  if (!isa<NoneType>(residual.getType()))
+    others.push_back({"residual", residual, false});
+  others.push_back({"y", y, false});
+  if (!packed)
+    others.push_back({"mask", mask, true});
+  if (failed(verifyBiasOp(op, x, bias, axis, others)))
+    return failure();
+  if (!packed)
+    return success();
+  return verifyPackedMaskOp(op, x, mask, Value());
+}
+
+LogicalResult mlir::fxmlir::verifyPackedMaskOp(Operation *op, Value grad,
+                                               Value mask, Value result) {
+  auto maskType = cast<RankedTensorType>(mask.getType());
+  if (maskType.getRank() != 1 ||
+      !maskType.getElementType().isUnsignedInteger(8))
+    return op->emitOpError("packed mask must be a 1-D ui8 tensor, got ")
+           << maskType;
+  auto gradType = cast<RankedTensorType>(grad.getType());
+  if (gradType.hasStaticShape() && !maskType.isDynamicDim(0) &&
+      maskType.getDimSize(0) != (gradType.getNumElements() + 7) / 8)
+    return op->emitOpError("packed mask has ")
+           << maskType.getDimSize(0) << " bytes for "
+           << gradType.getNumElements() << " elements";
+  if (getDevice(maskType) != getDevice(gradType))
+    return op->emitOpError("packed mask and its tensor are on different "
+                           "devices");
+  if (result && result.getType() != grad.getType())
+    return op->emitOpError("result type ")
+           << result.getType() << " differs from " << grad.getType();
+  return success();
+}
+
+LogicalResult mlir::fxmlir::verifyLinearOp(Operation *op,
+                                           ArrayRef<LinearDims> tensors) {
+  auto xType = cast<RankedTensorType>(tensors.front().value.getType());
+  Type element = xType.getElementType();
+  if (!isa<FloatType>(element))
+    return op->emitOpError("needs floating-point tensors, got ") << element;
+  ArrayRef<int64_t> leading = xType.getShape().drop_back();
+  llvm::SmallDenseMap<char, int64_t> sizes;
+  for (const LinearDims &tensor : tensors) {
+    auto type = cast<RankedTensorType>(tensor.value.getType());
+    StringRef dims = tensor.dims;
+    bool batched = dims.consume_front("*");
+    int64_t rank = (batched ? leading.size() : 0) + dims.size();
+    if (type.getRank() != rank)
+      return op->emitOpError()
+             << tensor.name << " must have rank " << rank << ", got " << type;
+    if (type.getElementType() != element)
+      return op->emitOpError()
+             << tensor.name << " element type " << type.getElementType()
+             << " differs from x's " << element;
+    if (getDevice(type) != getDevice(xType))
+      return op->emitOpError() << tensor.name << " and x are on different "
+                               << "devices";
+    ArrayRef<int64_t> shape = type.getShape();
+    if (batched && failed(verifyCompatibleShape(
+                       shape.take_front(leading.size()), leading)))
+      return op->emitOpError()
+             << tensor.name << " " << type << " does not have x's leading dims";
+    for (auto [name, size] : llvm::zip(dims, shape.take_back(dims.size()))) {
+      auto [it, inserted] = sizes.try_emplace(name, size);
+      if (inserted || ShapedType::isDynamic(size))
+        continue;
+      if (ShapedType::isDynamic(it->second))
+        it->second = size;
+      else if (it->second != size)
+        return op->emitOpError()
+               << tensor.name << " has " << size << " for dim " << name
+               << " where another tensor has " << it->second;
+    }
+  }
+  return success();
 }
 
 LogicalResult mlir::fxmlir::verifyStrEnum(Operation *op, StringRef name,

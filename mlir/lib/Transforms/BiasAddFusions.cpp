@@ -22,5 +22,6 @@ void populateBiasAddActivationFusionPatterns(RewritePatternSet &patterns) {
 
 void populateBiasAddDropoutFusionPatterns(RewritePatternSet &patterns) {
   dropout::populateWithGenerated(patterns);
+  populateResidualDropoutFusionPatterns(patterns);
 }
 } // namespace mlir::fxmlir

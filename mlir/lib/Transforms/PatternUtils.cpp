@@ -17,6 +17,24 @@ bool mlir::fxmlir::isFusibleTensor(Value value) {
   return device && (device.getType() == "cpu" || device.getType() == "cuda");
 }
 
+bool mlir::fxmlir::isCudaTensor(Value value) {
+  if (!isFusibleTensor(value))
+    return false;
+  return getDevice(value.getType()).getType() == "cuda";
+}
+
+Type mlir::fxmlir::packedMaskType(Value like) {
+  auto type = cast<RankedTensorType>(like.getType());
+  int64_t bytes = type.hasStaticShape() ? (type.getNumElements() + 7) / 8
+                                        : ShapedType::kDynamic;
+  auto element = IntegerType::get(type.getContext(), 8, IntegerType::Unsigned);
+  return RankedTensorType::get({bytes}, element, type.getEncoding());
+}
+
+Value mlir::fxmlir::createNone(OpBuilder &builder, Location loc) {
+  return NoneOp::create(builder, loc, builder.getNoneType());
+}
+
 bool mlir::fxmlir::isActiveDropout(Attribute train, FloatAttr p) {
   auto trainFlag = dyn_cast_or_null<BoolAttr>(train);
   bool training = !trainFlag || trainFlag.getValue();

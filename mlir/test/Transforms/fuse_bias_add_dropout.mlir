@@ -3,13 +3,15 @@
 !x = tensor<8x64xf32, #fxmlir.device<"cpu">>
 !b = tensor<64xf32, #fxmlir.device<"cpu">>
 !m = tensor<8x64xi1, #fxmlir.device<"cpu">>
+!p = tensor<64xui8, #fxmlir.device<"cpu">>
 
-// The dropout's mask result is the random_mask_like result: what the
-// backward (native_dropout_backward) reads.
+// After autodiff, the dropout's bool mask result becomes the fused op's:
+// what the backward (native_dropout_backward) reads.
 // CHECK-LABEL: func.func @fuse
-// CHECK: %[[MASK:.*]] = fxmlir.random_mask_like %arg0 {p = 1.000000e-01 : f64}
-// CHECK: %[[OUT:.*]] = fxmlir.fused_bias_add_mask_scale %arg0, %arg1, %[[MASK]] {axis = 1 : i64, scale = 1.1111111111111112 : f64}
-// CHECK: return %[[OUT]], %[[MASK]]
+// CHECK: %[[NONE:.*]] = fxmlir.none
+// CHECK: %[[Y:.*]], %[[MASK:.*]] = fxmlir.fused_bias_dropout_add %arg0, %arg1, %[[NONE]] {axis = 1 : i64, p = 1.000000e-01 : f64, packed = false} : ({{.*}}, none) -> ({{.*}}xi1, {{.*}})
+// CHECK-NOT: fxmlir.aten.native_dropout
+// CHECK: return %[[Y]], %[[MASK]]
 func.func @fuse(%x: !x, %b: !b) -> (!x, !m) {
   %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
   %1:2 = fxmlir.aten.native_dropout %0 {p = 0.1 : f64, train = true} : (!x) -> (!x, !m)
@@ -17,9 +19,44 @@ func.func @fuse(%x: !x, %b: !b) -> (!x, !m) {
 }
 
 
+// After autodiff, the residual add joins, in either operand order.
+// CHECK-LABEL: func.func @residual
+// CHECK: %[[Y:.*]], %[[MASK:.*]] = fxmlir.fused_bias_dropout_add %arg0, %arg1, %arg2 {axis = 1 : i64, p = 1.000000e-01 : f64, packed = false}
+// CHECK: %[[Y2:.*]], %[[MASK2:.*]] = fxmlir.fused_bias_dropout_add %arg0, %arg1, %arg2 {axis = 1 : i64, p = 2.000000e-01 : f64, packed = false}
+// CHECK-NOT: fxmlir.aten.add.Tensor
+// CHECK: return %[[Y]], %[[MASK]], %[[Y2]], %[[MASK2]]
+func.func @residual(%x: !x, %b: !b, %r: !x) -> (!x, !m, !x, !m) {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %1:2 = fxmlir.aten.native_dropout %0 {p = 0.1 : f64, train = true} : (!x) -> (!x, !m)
+  %2 = fxmlir.aten.add.Tensor %r, %1#0 {alpha = 1 : i64} : (!x, !x) -> !x
+  %3 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %4:2 = fxmlir.aten.native_dropout %3 {p = 0.2 : f64, train = true} : (!x) -> (!x, !m)
+  %5 = fxmlir.aten.add.Tensor %4#0, %r {alpha = 1 : i64} : (!x, !x) -> !x
+  return %2, %1#1, %5, %4#1 : !x, !m, !x, !m
+}
+
+
+// Before autodiff (Dynamo's F.dropout): the mask is packed, 1 bit per
+// element, for the fused op's own backward.
+// CHECK-LABEL: func.func @before_autodiff
+// CHECK: %[[NONE:.*]] = fxmlir.none
+// CHECK: %[[Y:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %arg0, %arg1, %arg2 {axis = 1 : i64, p = 1.000000e-01 : f64, packed = true} : {{.*}} -> ({{.*}}, tensor<64xui8, {{.*}}>)
+// CHECK: %[[Y2:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %arg0, %arg1, %[[NONE]] {axis = 1 : i64, p = 5.000000e-01 : f64, packed = true} : ({{.*}}, none) -> ({{.*}}, tensor<64xui8, {{.*}}>)
+// CHECK-NOT: fxmlir.aten.dropout
+// CHECK: return %[[Y]], %[[Y2]]
+func.func @before_autodiff(%x: !x, %b: !b, %r: !x) -> (!x, !x) {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %1 = fxmlir.aten.dropout %0 {p = 0.1 : f64, train = true} : (!x) -> !x
+  %2 = fxmlir.aten.add.Tensor %r, %1 {alpha = 1 : i64} : (!x, !x) -> !x
+  %3 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %4 = fxmlir.aten.dropout %3 {p = 0.5 : f64, train = true} : (!x) -> !x
+  return %2, %4 : !x, !x
+}
+
+
 // train absent means training.
 // CHECK-LABEL: func.func @train_unset
-// CHECK: fxmlir.fused_bias_add_mask_scale
+// CHECK: fxmlir.fused_bias_dropout_add
 func.func @train_unset(%x: !x, %b: !b) -> !x {
   %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
   %1:2 = fxmlir.aten.native_dropout %0 {p = 0.5 : f64} : (!x) -> (!x, !m)
@@ -29,17 +66,21 @@ func.func @train_unset(%x: !x, %b: !b) -> !x {
 
 // CHECK-LABEL: func.func @eval_mode
 // CHECK: fxmlir.aten.native_dropout
-// CHECK-NOT: fxmlir.random_mask_like
-func.func @eval_mode(%x: !x, %b: !b) -> !x {
+// CHECK: fxmlir.aten.dropout
+// CHECK-NOT: fxmlir.fused_bias_dropout_add
+func.func @eval_mode(%x: !x, %b: !b, %r: !x) -> (!x, !x) {
   %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
   %1:2 = fxmlir.aten.native_dropout %0 {p = 0.1 : f64, train = false} : (!x) -> (!x, !m)
-  return %1#0 : !x
+  %2 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %3 = fxmlir.aten.dropout %2 {p = 0.1 : f64, train = false} : (!x) -> !x
+  %4 = fxmlir.aten.add.Tensor %r, %3 {alpha = 1 : i64} : (!x, !x) -> !x
+  return %1#0, %4 : !x, !x
 }
 
 
 // CHECK-LABEL: func.func @p_zero
 // CHECK: fxmlir.aten.native_dropout
-// CHECK-NOT: fxmlir.random_mask_like
+// CHECK-NOT: fxmlir.fused_bias_dropout_add
 func.func @p_zero(%x: !x, %b: !b) -> !x {
   %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
   %1:2 = fxmlir.aten.native_dropout %0 {p = 0.0 : f64, train = true} : (!x) -> (!x, !m)
@@ -49,7 +90,7 @@ func.func @p_zero(%x: !x, %b: !b) -> !x {
 
 // CHECK-LABEL: func.func @multi_use
 // CHECK: fxmlir.aten.native_dropout
-// CHECK-NOT: fxmlir.fused_bias_add_mask_scale
+// CHECK-NOT: fxmlir.fused_bias_dropout_add
 func.func @multi_use(%x: !x, %b: !b) -> (!x, !x) {
   %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
   %1:2 = fxmlir.aten.native_dropout %0 {p = 0.1 : f64, train = true} : (!x) -> (!x, !m)
@@ -57,10 +98,61 @@ func.func @multi_use(%x: !x, %b: !b) -> (!x, !x) {
 }
 
 
+// The dropout's output is used besides the add: the dropout fuses alone.
+// CHECK-LABEL: func.func @output_multi_use
+// CHECK: %[[Y:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %arg0, %arg1, %{{.*}} {{.*}} packed = true} : ({{.*}}, none)
+// CHECK: %[[ADD:.*]] = fxmlir.aten.add.Tensor %arg2, %[[Y]]
+// CHECK: return %[[ADD]], %[[Y]]
+func.func @output_multi_use(%x: !x, %b: !b, %r: !x) -> (!x, !x) {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %1 = fxmlir.aten.dropout %0 {p = 0.1 : f64, train = true} : (!x) -> !x
+  %2 = fxmlir.aten.add.Tensor %r, %1 {alpha = 1 : i64} : (!x, !x) -> !x
+  return %2, %1 : !x, !x
+}
+
+
+// A broadcasting add (a bias, not a residual) and an alpha other than 1
+// are not a residual add; nor is an add before which the mask is read, nor
+// one that promotes (autocast: a bf16 dropout onto an f32 residual).
+// CHECK-LABEL: func.func @not_residual
+// CHECK: %[[NONE:.*]] = fxmlir.none
+// CHECK: %[[Y:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %arg0, %arg1, %[[NONE]]
+// CHECK: fxmlir.aten.add.Tensor %[[Y]], %arg1 {alpha = 1 : i64}
+// CHECK: %[[Y2:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %arg0, %arg1, %[[NONE]]
+// CHECK: fxmlir.aten.add.Tensor %arg2, %[[Y2]] {alpha = 2 : i64}
+// CHECK: %[[Y3:.*]], %[[MASK:.*]] = fxmlir.fused_bias_dropout_add %arg0, %arg1, %[[NONE]]
+// CHECK: fxmlir.aten.logical_not %[[MASK]]
+// CHECK: fxmlir.aten.add.Tensor %arg2, %[[Y3]] {alpha = 1 : i64}
+func.func @not_residual(%x: !x, %b: !b, %r: !x) -> (tensor<8x64xf32, #fxmlir.device<"cpu">>, !x, !x, !m) {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %1 = fxmlir.aten.dropout %0 {p = 0.1 : f64, train = true} : (!x) -> !x
+  %2 = fxmlir.aten.add.Tensor %1, %b {alpha = 1 : i64} : (!x, !b) -> !x
+  %3 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %4 = fxmlir.aten.dropout %3 {p = 0.1 : f64, train = true} : (!x) -> !x
+  %5 = fxmlir.aten.add.Tensor %r, %4 {alpha = 2 : i64} : (!x, !x) -> !x
+  %6 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %7:2 = fxmlir.aten.native_dropout %6 {p = 0.1 : f64, train = true} : (!x) -> (!x, !m)
+  %8 = fxmlir.aten.logical_not %7#1 : (!m) -> !m
+  %9 = fxmlir.aten.add.Tensor %r, %7#0 {alpha = 1 : i64} : (!x, !x) -> !x
+  return %2, %5, %9, %8 : !x, !x, !x, !m
+}
+
+
 // CHECK-LABEL: func.func @unsupported_dtype
-// CHECK-NOT: fxmlir.random_mask_like
+// CHECK-NOT: fxmlir.fused_bias_dropout_add
 func.func @unsupported_dtype(%x: tensor<8x64xf64, #fxmlir.device<"cuda:0">>, %b: tensor<64xf64, #fxmlir.device<"cuda:0">>) -> tensor<8x64xf64, #fxmlir.device<"cuda:0">> {
   %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (tensor<8x64xf64, #fxmlir.device<"cuda:0">>, tensor<64xf64, #fxmlir.device<"cuda:0">>) -> tensor<8x64xf64, #fxmlir.device<"cuda:0">>
   %1:2 = fxmlir.aten.native_dropout %0 {p = 0.1 : f64, train = true} : (tensor<8x64xf64, #fxmlir.device<"cuda:0">>) -> (tensor<8x64xf64, #fxmlir.device<"cuda:0">>, tensor<8x64xi1, #fxmlir.device<"cuda:0">>)
   return %1#0 : tensor<8x64xf64, #fxmlir.device<"cuda:0">>
+}
+
+
+// CHECK-LABEL: func.func @promoting_add
+// CHECK: %[[Y:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %arg0, %arg1, %{{.*}} {{.*}} : ({{.*}}, none)
+// CHECK: fxmlir.aten.add.Tensor %arg2, %[[Y]]
+func.func @promoting_add(%x: tensor<8x64xbf16, #fxmlir.device<"cpu">>, %b: tensor<64xbf16, #fxmlir.device<"cpu">>, %r: !x) -> !x {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (tensor<8x64xbf16, #fxmlir.device<"cpu">>, tensor<64xbf16, #fxmlir.device<"cpu">>) -> tensor<8x64xbf16, #fxmlir.device<"cpu">>
+  %1 = fxmlir.aten.dropout %0 {p = 0.1 : f64, train = true} : (tensor<8x64xbf16, #fxmlir.device<"cpu">>) -> tensor<8x64xbf16, #fxmlir.device<"cpu">>
+  %2 = fxmlir.aten.add.Tensor %r, %1 {alpha = 1 : i64} : (!x, tensor<8x64xbf16, #fxmlir.device<"cpu">>) -> !x
+  return %2 : !x
 }

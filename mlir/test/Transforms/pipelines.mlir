@@ -1,6 +1,6 @@
-// The per-stage pipelines, registered by name. After autodiff, bias_add +
-// dropout fuses too; before autodiff (where Dynamo's dropout is a Python call,
-// never native_dropout) that pass is not in the pipeline.
+// The per-stage pipelines, registered by name. Before autodiff, Dynamo's
+// dropout (aten.dropout) fuses with its residual add and packs its mask;
+// after autodiff native_dropout's bool mask is kept for the backward graph.
 // RUN: fxmlir-opt %s --pass-pipeline="builtin.module(fxmlir-forward)" | FileCheck %s --check-prefix=AFTER
 // RUN: fxmlir-opt %s --fxmlir-backward | FileCheck %s --check-prefix=AFTER
 // RUN: fxmlir-opt %s --fxmlir-inference | FileCheck %s --check-prefix=AFTER
@@ -14,13 +14,11 @@
 
 // AFTER-LABEL: func.func @mlp
 // AFTER: fxmlir.fused_bias_add_gelu
-// AFTER: fxmlir.random_mask_like
-// AFTER: fxmlir.fused_bias_add_mask_scale
+// AFTER: fxmlir.fused_bias_dropout_add {{.*}} packed = false
 // AFTER-NOT: fxmlir.bias_add
 // BEFORE-LABEL: func.func @mlp
 // BEFORE: fxmlir.fused_bias_add_gelu
-// BEFORE: fxmlir.aten.addmm
-// BEFORE: fxmlir.aten.native_dropout
+// BEFORE: fxmlir.fused_bias_dropout_add {{.*}} packed = false
 // OPTIONS: fxmlir's pipelines take no options
 func.func @mlp(%x: !i, %w: !w, %b: !b, %w2: !w, %b2: !b) -> (!x, !x, tensor<8x64xi1, #fxmlir.device<"cpu">>) {
   %0 = fxmlir.aten.addmm %b, %x, %w {alpha = 1 : i64, beta = 1 : i64} : (!b, !i, !w) -> !x
@@ -28,4 +26,25 @@ func.func @mlp(%x: !i, %w: !w, %b: !b, %w2: !w, %b2: !b) -> (!x, !x, tensor<8x64
   %2 = fxmlir.aten.addmm %b2, %x, %w2 {alpha = 1 : i64, beta = 1 : i64} : (!b, !i, !w) -> !x
   %3:2 = fxmlir.aten.native_dropout %2 {p = 1.000000e-01 : f64, train = true} : (!x) -> (!x, tensor<8x64xi1, #fxmlir.device<"cpu">>)
   return %1, %3#0, %3#1 : !x, !x, tensor<8x64xi1, #fxmlir.device<"cpu">>
+}
+
+// A transformer MLP as Dynamo gives it (before autodiff) on CUDA: the tanh
+// GELU goes into the first matmul, the dropout and the residual add into
+// one kernel with a packed mask. After autodiff the same graph fuses too.
+// BEFORE-LABEL: func.func @cuda_block
+// BEFORE: fxmlir.fused_linear_gelu %arg0, %arg1, %arg2 {approximate = "tanh"}
+// BEFORE: fxmlir.fused_bias_dropout_add {{.*}}, %arg0 {{.*}} packed = true
+// BEFORE-NOT: fxmlir.aten.add.Tensor
+// AFTER-LABEL: func.func @cuda_block
+// AFTER: fxmlir.fused_linear_gelu
+// AFTER: fxmlir.fused_bias_dropout_add {{.*}} packed = true
+func.func @cuda_block(%x: tensor<8x64xbf16, #fxmlir.device<"cuda:0">>, %w: tensor<128x64xbf16, #fxmlir.device<"cuda:0">>,
+                      %b: tensor<128xbf16, #fxmlir.device<"cuda:0">>, %w2: tensor<64x128xbf16, #fxmlir.device<"cuda:0">>,
+                      %b2: tensor<64xbf16, #fxmlir.device<"cuda:0">>) -> tensor<8x64xbf16, #fxmlir.device<"cuda:0">> {
+  %0 = fxmlir.aten.linear %x, %w, %b : (tensor<8x64xbf16, #fxmlir.device<"cuda:0">>, tensor<128x64xbf16, #fxmlir.device<"cuda:0">>, tensor<128xbf16, #fxmlir.device<"cuda:0">>) -> tensor<8x128xbf16, #fxmlir.device<"cuda:0">>
+  %1 = fxmlir.aten.gelu %0 {approximate = "tanh"} : (tensor<8x128xbf16, #fxmlir.device<"cuda:0">>) -> tensor<8x128xbf16, #fxmlir.device<"cuda:0">>
+  %2 = fxmlir.aten.linear %1, %w2, %b2 : (tensor<8x128xbf16, #fxmlir.device<"cuda:0">>, tensor<64x128xbf16, #fxmlir.device<"cuda:0">>, tensor<64xbf16, #fxmlir.device<"cuda:0">>) -> tensor<8x64xbf16, #fxmlir.device<"cuda:0">>
+  %3 = fxmlir.aten.dropout %2 {p = 1.000000e-01 : f64, train = true} : (tensor<8x64xbf16, #fxmlir.device<"cuda:0">>) -> tensor<8x64xbf16, #fxmlir.device<"cuda:0">>
+  %4 = fxmlir.aten.add.Tensor %x, %3 {alpha = 1 : i64} : (tensor<8x64xbf16, #fxmlir.device<"cuda:0">>, tensor<8x64xbf16, #fxmlir.device<"cuda:0">>) -> tensor<8x64xbf16, #fxmlir.device<"cuda:0">>
+  return %4 : tensor<8x64xbf16, #fxmlir.device<"cuda:0">>
 }

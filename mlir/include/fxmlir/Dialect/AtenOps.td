@@ -1071,6 +1071,17 @@ def Aten_DivTensorModeOp : Aten_Op<"div.Tensor_mode", [Pure, Fxmlir_BroadcastSha
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
+def Aten_DropoutOp : Aten_Op<"dropout", []> {
+  let summary = "aten::dropout(Tensor input, float p, bool train) -> Tensor";
+  let arguments = (ins
+    Fxmlir_Tensor:$input,
+    F64Attr:$p,
+    BoolAttr:$train
+  );
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 def Aten_EluOp : Aten_Op<"elu", [Pure, Fxmlir_BroadcastShapes, Fxmlir_FloatingPointOperands]> {
   let summary = "aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor";
   let arguments = (ins

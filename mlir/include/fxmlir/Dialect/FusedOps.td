@@ -255,4 +255,212 @@ def Fxmlir_FusedBiasAddMaskScaleOp : Fxmlir_Op<"fused_bias_add_mask_scale", [Pur
   }];
 }
 
+def Fxmlir_FusedBiasDropoutAddOp : Fxmlir_Op<"fused_bias_dropout_add", []> {
+  let summary = "residual + dropout(x + bias) in one kernel that draws its mask";
+  let description = [{
+    Megatron's `bias_dropout_add`: `y = residual + (x + bias) * mask / (1 - p)`
+    (no residual: `y = dropout(x + bias)`), with the keep mask drawn inside
+    the kernel from torch's generator for the device (Philox, like
+    `random_mask_like`: `torch.manual_seed` reproduces it). `mask` is what
+    backward needs: with `packed`, 1 bit per element (uint8, ceil(numel / 8)
+    bytes, element i in bit i % 8 of byte i / 8), 8x less than the bool mask
+    `native_dropout` saves; without, that bool mask shaped like `x`.
+    Not Pure: two dropouts must never be merged.
+
+    ```mlir
+    %y, %m = fxmlir.fused_bias_dropout_add %x, %b, %r {axis = 1 : i64, p = 1.000000e-01 : f64, packed = true}
+        : (tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<16xui8>)
+    ```
+  }];
+  let arguments = (ins
+    Fxmlir_Tensor:$x,
+    Fxmlir_Tensor:$bias,
+    Fxmlir_OptionalTensor:$residual,
+    I64Attr:$axis,
+    F64Attr:$p,
+    BoolAttr:$packed
+  );
+  let results = (outs
+    Fxmlir_Tensor:$y,
+    Fxmlir_Tensor:$mask
+  );
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::mlir::fxmlir::verifyDropoutOp(*this, getX(), getBias(), getAxis(), getResidual(), getY(), getMask(), getP(), getPacked());
+    }
+  }];
+}
+
+def Fxmlir_PackedMaskScaleOp : Fxmlir_Op<"packed_mask_scale", [Pure]> {
+  let summary = "grad * mask * scale with a mask packed at 1 bit per element";
+  let description = [{
+    The backward of dropout with a packed mask (`fused_bias_dropout_add`'s
+    with `packed`): `mask` is uint8 [ceil(grad.numel() / 8)], element i in
+    bit i % 8 of byte i / 8.
+
+    ```mlir
+    %dx = fxmlir.packed_mask_scale %g, %m {scale = 1.1111111111111112 : f64}
+        : (tensor<8x16xf32>, tensor<16xui8>) -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins
+    Fxmlir_Tensor:$grad,
+    Fxmlir_Tensor:$mask,
+    F64Attr:$scale
+  );
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::mlir::fxmlir::verifyPackedMaskOp(*this, getGrad(), getMask(), getResult());
+    }
+  }];
+}
+
+def Fxmlir_FusedLinearGeluOp : Fxmlir_Op<"fused_linear_gelu", [Pure]> {
+  let summary = "gelu(x @ weight^T + bias), the pre-activation kept for backward";
+  let description = [{
+    A linear layer and its GELU in one matrix product where the device has
+    such an epilogue: on CUDA, with `approximate = "tanh"`, one cuBLASLt
+    matmul (`CUBLASLT_EPILOGUE_GELU_AUX_BIAS`) writes `y` and the
+    pre-activation `pre = x @ weight^T + bias` (its aux output, what
+    backward reads); elsewhere (CPU, erf GELU) a matrix product, then one
+    kernel adds the bias, writes `pre` and `y`. `x` is [..., K], `weight`
+    [N, K] (F.linear's), `bias` [N]. `pre` is for backward only: no gradient
+    flows through it.
+
+    ```mlir
+    %y, %pre = fxmlir.fused_linear_gelu %x, %w, %b {approximate = "tanh"}
+        : (tensor<8x16xbf16>, tensor<32x16xbf16>, tensor<32xbf16>) -> (tensor<8x32xbf16>, tensor<8x32xbf16>)
+    ```
+  }];
+  let arguments = (ins
+    Fxmlir_Tensor:$x,
+    Fxmlir_Tensor:$weight,
+    Fxmlir_Tensor:$bias,
+    StrAttr:$approximate
+  );
+  let results = (outs
+    Fxmlir_Tensor:$y,
+    Fxmlir_Tensor:$pre
+  );
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::mlir::success(::mlir::succeeded(::mlir::fxmlir::verifyStrEnum(*this, "approximate", getApproximate(), {"none", "tanh"}))
+          && ::mlir::succeeded(::mlir::fxmlir::verifyLinearOp(*this, {{"x", getX(), "*K"}, {"weight", getWeight(), "NK"}, {"bias", getBias(), "N"}, {"y", getY(), "*N"}, {"pre", getPre(), "*N"}})));
+    }
+  }];
+}
+
+def Fxmlir_FusedLinearGeluGradOp : Fxmlir_Op<"fused_linear_gelu_grad", [Pure]> {
+  let summary = "the gradients of fused_linear_gelu's inputs";
+  let description = [{
+    `g = gelu_backward(grad, pre)`, then `grad_x = g @ weight`, `grad_weight =
+    g^T @ x` and `grad_bias = g` summed over the rows. On CUDA the bias
+    gradient comes out of the weight-gradient matmul (cuBLASLt's
+    `CUBLASLT_EPILOGUE_BGRADB`) instead of another pass over `g`.
+
+    ```mlir
+    %dx, %dw, %db = fxmlir.fused_linear_gelu_grad %g, %x, %w, %pre {approximate = "tanh"}
+        : (tensor<8x32xbf16>, tensor<8x16xbf16>, tensor<32x16xbf16>, tensor<8x32xbf16>)
+        -> (tensor<8x16xbf16>, tensor<32x16xbf16>, tensor<32xbf16>)
+    ```
+  }];
+  let arguments = (ins
+    Fxmlir_Tensor:$grad,
+    Fxmlir_Tensor:$x,
+    Fxmlir_Tensor:$weight,
+    Fxmlir_Tensor:$pre,
+    StrAttr:$approximate
+  );
+  let results = (outs
+    Fxmlir_Tensor:$grad_x,
+    Fxmlir_Tensor:$grad_weight,
+    Fxmlir_Tensor:$grad_bias
+  );
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::mlir::success(::mlir::succeeded(::mlir::fxmlir::verifyStrEnum(*this, "approximate", getApproximate(), {"none", "tanh"}))
+          && ::mlir::succeeded(::mlir::fxmlir::verifyLinearOp(*this, {{"x", getX(), "*K"}, {"weight", getWeight(), "NK"}, {"grad", getGrad(), "*N"}, {"pre", getPre(), "*N"}, {"grad_x", getGradX(), "*K"}, {"grad_weight", getGradWeight(), "NK"}, {"grad_bias", getGradBias(), "N"}})));
+    }
+  }];
+}
+
+def Fxmlir_FusedLinearGeluGradMmOp : Fxmlir_Op<"fused_linear_gelu_grad_mm", [Pure]> {
+  let summary = "fused_linear_gelu_grad of a gradient that is a matrix product";
+  let description = [{
+    `fused_linear_gelu_grad(grad_a @ grad_b, x, weight, pre)`: the output
+    gradient of the GELU is the next layer's input gradient, a matrix
+    product (`grad_a` [..., J], `grad_b` [J, N]). On CUDA with
+    `approximate = "tanh"` that product is one cuBLASLt matmul whose
+    `CUBLASLT_EPILOGUE_DGELU_BGRAD` epilogue applies the GELU gradient (from
+    `pre`) and sums the bias gradient; the GELU gradient never makes a
+    round trip through memory.
+
+    ```mlir
+    %dx, %dw, %db = fxmlir.fused_linear_gelu_grad_mm %ga, %gb, %x, %w, %pre {approximate = "tanh"}
+        : (tensor<8x16xbf16>, tensor<16x32xbf16>, tensor<8x16xbf16>, tensor<32x16xbf16>,
+           tensor<8x32xbf16>) -> (tensor<8x16xbf16>, tensor<32x16xbf16>, tensor<32xbf16>)
+    ```
+  }];
+  let arguments = (ins
+    Fxmlir_Tensor:$grad_a,
+    Fxmlir_Tensor:$grad_b,
+    Fxmlir_Tensor:$x,
+    Fxmlir_Tensor:$weight,
+    Fxmlir_Tensor:$pre,
+    StrAttr:$approximate
+  );
+  let results = (outs
+    Fxmlir_Tensor:$grad_x,
+    Fxmlir_Tensor:$grad_weight,
+    Fxmlir_Tensor:$grad_bias
+  );
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::mlir::success(::mlir::succeeded(::mlir::fxmlir::verifyStrEnum(*this, "approximate", getApproximate(), {"none", "tanh"}))
+          && ::mlir::succeeded(::mlir::fxmlir::verifyLinearOp(*this, {{"x", getX(), "*K"}, {"grad_a", getGradA(), "*J"}, {"grad_b", getGradB(), "JN"}, {"weight", getWeight(), "NK"}, {"pre", getPre(), "*N"}, {"grad_x", getGradX(), "*K"}, {"grad_weight", getGradWeight(), "NK"}, {"grad_bias", getGradBias(), "N"}})));
+    }
+  }];
+}
+
+def Fxmlir_LinearWeightBiasGradOp : Fxmlir_Op<"linear_weight_bias_grad", [Pure]> {
+  let summary = "a linear layer's weight and bias gradients in one matmul";
+  let description = [{
+    `grad_weight = grad^T @ x` and `grad_bias = grad` summed over the rows
+    (`grad` [..., N], `x` [..., K]). On CUDA the bias gradient comes out of
+    the matmul's `CUBLASLT_EPILOGUE_BGRADB` epilogue instead of another pass
+    over `grad`.
+
+    ```mlir
+    %dw, %db = fxmlir.linear_weight_bias_grad %g, %x
+        : (tensor<8x32xf32>, tensor<8x16xf32>) -> (tensor<32x16xf32>, tensor<32xf32>)
+    ```
+  }];
+  let arguments = (ins
+    Fxmlir_Tensor:$grad,
+    Fxmlir_Tensor:$x
+  );
+  let results = (outs
+    Fxmlir_Tensor:$grad_weight,
+    Fxmlir_Tensor:$grad_bias
+  );
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::mlir::fxmlir::verifyLinearOp(*this, {{"x", getX(), "*K"}, {"grad", getGrad(), "*N"}, {"grad_weight", getGradWeight(), "NK"}, {"grad_bias", getGradBias(), "N"}});
+    }
+  }];
+}
+
 #endif // FXMLIR_DIALECT_FUSEDOPS_TD

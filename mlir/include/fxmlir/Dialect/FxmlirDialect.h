@@ -62,6 +62,31 @@ LogicalResult verifyBiasOp(Operation *op, Value x, Value bias, int64_t axis,
 LogicalResult verifyMaskOp(Operation *op, Value like, Value result,
                            const APFloat &p);
 
+/// Dropout family: x, bias, axis as for a bias op; `residual` (a tensor or
+/// none) and `y` shaped like x with its element type; `mask` bool shaped
+/// like x, or with `packed` a 1-D ui8 tensor of ceil(numel / 8) bytes.
+LogicalResult verifyDropoutOp(Operation *op, Value x, Value bias, int64_t axis,
+                              Value residual, Value y, Value mask,
+                              const APFloat &p, bool packed);
+
+/// Packed-mask family: `mask` is 1-D ui8 of ceil(numel(grad) / 8) bytes,
+/// `result` has grad's type.
+LogicalResult verifyPackedMaskOp(Operation *op, Value grad, Value mask,
+                                 Value result);
+
+/// A tensor of a linear-family op and its dims: "*" stands for x's leading
+/// dims, letters for one dim each (K: x's last, N: the output features).
+struct LinearDims {
+  StringRef name;
+  Value value;
+  StringRef dims;
+};
+
+/// Linear family: every tensor has the rank and sizes its dims name, the
+/// same name meaning the same size; all are floating point of one element
+/// type and on one device.
+LogicalResult verifyLinearOp(Operation *op, ArrayRef<LinearDims> tensors);
+
 /// A string attribute that takes one of `accepted` (schema.STR_ENUMS).
 LogicalResult verifyStrEnum(Operation *op, StringRef name, StringRef value,
                             ArrayRef<StringRef> accepted);

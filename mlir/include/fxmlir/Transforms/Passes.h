@@ -17,7 +17,11 @@ namespace mlir::fxmlir {
 /// The pattern sets behind the passes, for any pass or driver to combine.
 void populateDecomposePatterns(RewritePatternSet &patterns);
 void populateBiasAddActivationFusionPatterns(RewritePatternSet &patterns);
+void populateGemmEpilogueFusionPatterns(RewritePatternSet &patterns);
+void populateGeluApproximationPatterns(RewritePatternSet &patterns);
+/// The DRR dropout fusions and the residual add's (tried first).
 void populateBiasAddDropoutFusionPatterns(RewritePatternSet &patterns);
+void populateResidualDropoutFusionPatterns(RewritePatternSet &patterns);
 void populateRecomposePatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::fxmlir

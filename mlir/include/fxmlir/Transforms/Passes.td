@@ -25,6 +25,20 @@ def RecognizeGelu : Pass<"fxmlir-recognize-gelu"> {
   let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
 }
 
+def ApproximateGelu : Pass<"fxmlir-approximate-gelu"> {
+  let summary = "Compute erf GELU as its tanh approximation (opt-in: changes numerics)";
+  let description = [{
+    `gelu(x)` -> `gelu(x, approximate="tanh")`, and `gelu_backward` alike.
+    The tanh form differs from erf GELU by up to ~5e-4 (absolute, near
+    |x| = 2), below bfloat16 resolution at that size but not float32's.
+    It is what cuBLASLt's GELU epilogue computes: with this pass, an erf
+    GELU after a linear layer on CUDA becomes one matmul
+    (`fxmlir-fuse-gemm-epilogues`). Not in any default pipeline: select it with
+    `FXMLIR_PASSES=+fxmlir-approximate-gelu` or `passes="+fxmlir-approximate-gelu"`.
+  }];
+  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+}
+
 def Decompose : Pass<"fxmlir-decompose"> {
   let summary = "Rewrite linear layers into one canonical bias_add form for fusion";
   let description = [{
@@ -34,6 +48,28 @@ def Decompose : Pass<"fxmlir-decompose"> {
     `fxmlir.bias_add` along an explicit axis and moves a single-use bias_add
     below a view that keeps the last dim, so fusion patterns match one form.
     `fxmlir-recompose` undoes what no fusion used.
+  }];
+  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+}
+
+def FuseGemmEpilogues : Pass<"fxmlir-fuse-gemm-epilogues"> {
+  let summary = "Fold a CUDA linear layer's bias, tanh GELU and their gradients into cuBLASLt matmul epilogues";
+  let description = [{
+    For f32/f16/bf16 CUDA tensors whose intermediate values have no other
+    use:
+    - `gelu(bias_add(linear(x, w, none), b), approximate="tanh")` ->
+      `fused_linear_gelu(x, w, b)`, and likewise for the `mm(x, m)` and
+      `view(mm(x, m))` spellings (w = t(m)): one matmul with the
+      GELU_AUX_BIAS epilogue, keeping the pre-activation for backward;
+    - `fused_linear_gelu_grad(view(mm(a, b)), ...)` ->
+      `fused_linear_gelu_grad_mm(a, b, ...)`: the GELU and bias gradients in
+      the epilogue (DGELU_BGRAD) of the product that makes the gradient;
+    - `mm(t(g), x)` and `sum(g, [0])` -> `linear_weight_bias_grad(g, x)`: a
+      linear layer's bias gradient in the epilogue (BGRADB) of its weight
+      gradient.
+    cuBLASLt's GELU is the tanh form: erf GELU is left to
+    `fxmlir-fuse-bias-add-activation` (see `fxmlir-approximate-gelu`). On
+    CPU, where no matmul has such epilogues, nothing changes.
   }];
   let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
 }
@@ -50,13 +86,16 @@ def FuseBiasAddActivation : Pass<"fxmlir-fuse-bias-add-activation"> {
 }
 
 def FuseBiasAddDropout : Pass<"fxmlir-fuse-bias-add-dropout"> {
-  let summary = "Fuse bias_add + native_dropout into random_mask_like + fused_bias_add_mask_scale";
+  let summary = "Fuse bias_add + dropout (+ a residual add) into one kernel drawing its mask";
   let description = [{
-    `native_dropout(bias_add(x, b), p, train)` -> `random_mask_like(x, p)`
-    and `fused_bias_add_mask_scale(x, b, mask, 1 / (1 - p))`; the dropout's
-    mask result is replaced by the random_mask_like result, so the backward
-    graph keeps using the mask the forward drew. p = 0 and eval mode are not
-    dropout and are left alone.
+    Before autodiff: `residual + dropout(bias_add(x, b), p, train)` (either
+    order) and `dropout(bias_add(x, b), p, train)` ->
+    `fused_bias_dropout_add(x, b, residual or none, packed=true)`: its
+    autograd formula saves the mask packed at 1 bit per element. After
+    autodiff: `native_dropout(bias_add(x, b))` and the residual add of its
+    output -> `fused_bias_dropout_add(..., packed=false)`, whose bool mask
+    replaces the dropout's (the backward graph reads it). p = 0 and eval
+    mode are not dropout and are left alone.
   }];
   let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
 }

@@ -19,6 +19,16 @@ namespace mlir::fxmlir {
 /// a CPU or CUDA device.
 bool isFusibleTensor(Value value);
 
+/// Whether `value` is a fusible tensor (isFusibleTensor) on a CUDA device:
+/// where a fusion has a kernel only CUDA makes worth it (GEMM epilogues).
+bool isCudaTensor(Value value);
+
+/// The type of the packed mask (1 bit per element, ui8) of a tensor.
+Type packedMaskType(Value like);
+
+/// A new `fxmlir.none` value (an absent optional tensor).
+Value createNone(OpBuilder &builder, Location loc);
+
 /// Whether a native_dropout with this `train` attribute (absent = training)
 /// and rate `p` drops anything.
 bool isActiveDropout(Attribute train, FloatAttr p);

@@ -20,9 +20,6 @@ include "fxmlir/Transforms/Patterns/Constraints.td"
 
 def IsHalf : Constraint<CPred<"isScalarNear($0, 0.5)">,
                         "is 0.5">;
-def IsOne : Constraint<CPred<"::mlir::fxmlir::isScalar($0, 1)">, "is 1">;
-def SameType : Constraint<CPred<"$0.getType() == $1.getType()">,
-                          "has the same type">;
 def IsTanhGeluArgument
     : Constraint<CPred<"isTanhGeluArgument($0, $1)">,
                  "is sqrt(2/pi) * ($1 + 0.044715 * $1^3)">;

@@ -3,7 +3,7 @@
 Trains a GPT-2 style MLP block and reports the training step time, the bytes
 autograd saves for backward, and the fused ops each placement produced.
 
-    python benchmarks/bench_placement.py --hidden 1024 --tokens 4096
+    python -m benchmarks.placement --hidden 1024 --tokens 4096
 """
 
 from __future__ import annotations

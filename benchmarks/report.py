@@ -1,0 +1,170 @@
+"""docs/benchmarks.md: one section per device, each replaced by a run on
+that device, the other kept; a PNG chart next to it where matplotlib is."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from benchmarks.suites import Result
+from benchmarks.timing import format_ms
+
+DEVICES = {"cpu": "CPU", "cuda": "CUDA (H100)"}
+
+HEADER = """# Benchmarks
+
+Written by `python -m benchmarks --device cpu|cuda` ([benchmarks/](../benchmarks)):
+eager, Inductor (torch.compile's default backend) and fxmlir run in one process
+on the same inputs. Every implementation is warmed up, then timed one call at a
+time in alternation (A B C, C B A, ...); tables give the median and the
+interquartile range as a percentage of it (±). GB/s is the fewest bytes an op
+must move (inputs read once, outputs written once) over its median time,
+compared with the same run's device-to-device copy. "Peak extra" is the device
+memory a training step allocates beyond its inputs and parameters (CUDA's
+allocator counts it; not on CPU); "saved" what autograd keeps for backward
+during the step; "first call" the wall-clock time of the first step, compiling
+included (Inductor's and AOTAutograd's caches off: a cold compile). Every number below comes from a run (raw samples in
+benchmarks-<device>.json); a run replaces the tables it measured.
+"""
+
+
+def _marker(device: str, end: bool) -> str:
+    return f"<!-- {'END' if end else 'BEGIN'} {device} -->"
+
+
+def _pending(device: str) -> str:
+    return (f"## {DEVICES[device]}\n\nPending: no run on this device yet. "
+            f"`python -m benchmarks --device {device}` writes this section"
+            + (" (on a GPU machine: `bash scripts/gpu_session.sh`)." if device == "cuda"
+               else ".") + "\n")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _mib(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0f}"
+
+
+def _ops_table(results: list[Result], copy_gbps: float) -> str:
+    rows = []
+    for r in results:
+        fused = r.timings["fxmlir"].median
+        gbps = r.bytes_moved / (fused * 1e-3) / 1e9
+        rows.append([r.case, r.dtype, r.timings["eager"].text(), r.timings["Inductor"].text(),
+                     r.timings["fxmlir"].text(), f"{gbps:.0f}", f"{100 * gbps / copy_gbps:.0f}%",
+                     f"{r.timings['eager'].median / fused:.2f}x"])
+    return _table(["op", "dtype", "eager ms", "Inductor ms", "fxmlir ms", "fxmlir GB/s",
+                   "of copy", "fxmlir vs eager"], rows)
+
+
+def _linear_table(results: list[Result]) -> str:
+    names = list(dict.fromkeys(n for r in results for n in r.timings))
+    rows = [[r.case, r.dtype] + [r.timings[n].text() if n in r.timings else "–"
+                                 for n in names] for r in results]
+    return _table(["pass", "dtype"] + [f"{n} ms" for n in names], rows)
+
+
+def _step_table(results: list[Result]) -> str:
+    rows = []
+    for r in results:
+        eager = r.timings["eager"].median
+        for name, t in r.timings.items():
+            extra = r.extra.get(name, {})
+            rows.append([r.case, r.dtype, name, t.text(), f"{eager / t.median:.2f}x",
+                         _mib(extra.get("peak extra MiB")), _mib(extra.get("saved MiB")),
+                         f"{extra.get('first call s', 0.0):.2f}"])
+    return _table(["model", "dtype", "implementation", "step ms", "vs eager",
+                   "peak extra MiB", "saved MiB", "first call s"], rows)
+
+
+def section(device: str, run: dict[str, Any]) -> str:
+    """The markdown of one device's runs (merged by key, see __main__)."""
+    sizes = run["sizes"]
+    out = [f"## {DEVICES[device]}\n"]
+    out += [f"- `{r['command']}`: {r['date']}, fxmlir commit {r['commit']}, machine "
+            f"{r['machine']}, torch {r['torch']}, transformers {r['transformers']}"
+            for r in run["runs"]]
+    out += [f"- sizes: {run['sizes_note']}", ""]
+    out.append(f"Copy bandwidth (the latest run's): **{run['copy_gbps']:.1f} GB/s** "
+               f"(a {sizes.copy_bytes >> 20} MiB copy, bytes read + written); "
+               "\"of copy\" compares with the copy of the run that measured the op.\n")
+    if run.get("ops"):
+        out.append(f"### Fused elementwise ops, x [{sizes.rows}, {sizes.cols}]\n")
+        out.append(_ops_table(run["ops"], run["ops_copy_gbps"]))
+    if run.get("linear"):
+        tokens, k, n = sizes.linear
+        out.append(f"### Linear + tanh GELU, [{tokens}, {k}] x [{n}, {k}]^T + bias\n")
+        out.append(_linear_table(run["linear"]))
+    if run.get("mlp"):
+        batch, seq = sizes.mlp_tokens
+        out.append(f"### MLP block training step, {batch}x{seq} tokens\n\n"
+                   "`Linear(1024, 4096) -> GELU -> Dropout(0.1) -> Linear(4096, 1024) -> "
+                   "Dropout(0.1)`, forward and backward.\n")
+        out.append(_step_table(run["mlp"]))
+    if run.get("gpt2"):
+        batch, seq = sizes.gpt2_tokens
+        out.append(f"### GPT-2 training step, {batch}x{seq} tokens\n\n"
+                   "transformers' GPT2LMHeadModel, random init: 4 layers, 512 wide, 8 heads, "
+                   "vocabulary 8192, dropout 0.1; forward with the LM loss and backward.\n")
+        out.append(_step_table(run["gpt2"]))
+    if run.get("roundtrip"):
+        out.append("### Round trip (import, canonicalize, export) by graph size\n")
+        out.append(_table(["FX nodes", "round trip ms", "ms per node"],
+                          [[str(r["fx_nodes"]), format_ms(r["round_trip_ms"]),
+                            f"{r['ms_per_node']:.3f}"] for r in run["roundtrip"]]))
+    if run.get("chart"):
+        out.append(f"![{DEVICES[device]} speedups over eager]({run['chart']})\n")
+    else:
+        out.append("No chart: matplotlib is not installed where this ran.\n")
+    return "\n".join(out)
+
+
+def write(path: Path, device: str, text: str) -> None:
+    """Replaces the device's section of the document, keeping the other's."""
+    old = path.read_text() if path.exists() else ""
+    sections = {}
+    for name in DEVICES:
+        found = re.search(re.escape(_marker(name, False)) + r"\n(.*?)" +
+                          re.escape(_marker(name, True)), old, re.DOTALL)
+        sections[name] = found.group(1) if found else _pending(name)
+    sections[device] = text
+    body = [HEADER]
+    for name in DEVICES:
+        body += [_marker(name, False), sections[name].rstrip("\n"), _marker(name, True), ""]
+    path.write_text("\n".join(body))
+
+
+def chart(path: Path, device: str, run: dict[str, Any]) -> bool:
+    """A bar chart of speedups over eager; False without matplotlib."""
+    try:
+        import matplotlib
+    except ImportError:
+        return False
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for key in ("ops", "mlp", "gpt2") for r in run.get(key) or []]
+    labels = [f"{r.case} {r.dtype}" for r in rows]
+    names = [n for n in ("Inductor", "fxmlir", "Inductor reduce-overhead", "fxmlir cudagraphs")
+             if any(n in r.timings for r in rows)]
+    fig, ax = plt.subplots(figsize=(10, 0.45 * len(rows) + 1.5))
+    height = 0.8 / len(names)
+    for i, name in enumerate(names):
+        values = [r.timings["eager"].median / r.timings[name].median if name in r.timings
+                  else 0.0 for r in rows]
+        ax.barh([y + i * height for y in range(len(rows))], values, height, label=name)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_yticks([y + 0.4 - height / 2 for y in range(len(rows))], labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("speedup over eager (median time)")
+    ax.set_title(f"fxmlir benchmarks, {DEVICES[device]}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True

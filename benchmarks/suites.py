@@ -1,0 +1,268 @@
+"""The suite's cases: each one runs eager, Inductor and fxmlir in this
+process on the same inputs, timed as benchmarks/timing.py does."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import fxmlir
+import fxmlir.ops  # noqa: F401  (loads torch.ops.fxmlir)
+
+from benchmarks import timing
+from benchmarks.roundtrip import measure as round_trip_time
+
+ops = torch.ops.fxmlir
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+P_DROP = 0.1
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """What a device runs: the issue's sizes on CUDA, smaller ones on a CPU
+    (the suite must finish in minutes there)."""
+
+    rows: int  # fused ops: x is [rows, cols], bias along cols
+    cols: int
+    linear: tuple[int, int, int]  # linear + GELU: tokens, in, out features
+    mlp_tokens: tuple[int, int]  # MLP block: batch, sequence
+    gpt2_tokens: tuple[int, int]
+    warmup: int
+    reps: int
+    step_reps: int  # training steps are slower: fewer timed calls
+    copy_bytes: int
+    mlp_cases: tuple[tuple[str, str], ...]  # (GELU approximate, dtype)
+    gpt2_cases: tuple[str, ...]  # f32, bf16 autocast
+    cuda_graphs: bool  # also time fxmlir with cudagraphs=True, Inductor reduce-overhead
+
+
+SIZES = {
+    "cuda": Sizes(rows=16384, cols=4096, linear=(8192, 1024, 4096), mlp_tokens=(16, 512),
+                  gpt2_tokens=(8, 512), warmup=5, reps=30, step_reps=30, copy_bytes=1 << 30,
+                  mlp_cases=(("none", "f32"), ("none", "bf16"), ("tanh", "f32"),
+                             ("tanh", "bf16")),
+                  gpt2_cases=("f32", "bf16"), cuda_graphs=True),
+    "cpu": Sizes(rows=2048, cols=1024, linear=(256, 1024, 4096), mlp_tokens=(2, 128),
+                 gpt2_tokens=(2, 128), warmup=2, reps=10, step_reps=9, copy_bytes=1 << 28,
+                 mlp_cases=(("none", "f32"), ("none", "bf16")), gpt2_cases=("f32", "bf16"),
+                 cuda_graphs=False),
+}
+
+
+@dataclass
+class Result:
+    """One row of a table: the case, its timings by implementation, and
+    what else was measured."""
+
+    case: str
+    dtype: str
+    timings: dict[str, timing.Timing]
+    bytes_moved: int = 0  # the fewest bytes the fused op must move
+    extra: dict[str, dict[str, float | None]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"case": self.case, "dtype": self.dtype, "bytes_moved": self.bytes_moved,
+                "timings_ms": {n: list(t.samples) for n, t in self.timings.items()},
+                "extra": self.extra}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Result":
+        return cls(data["case"], data["dtype"],
+                   {n: timing.Timing(tuple(v)) for n, v in data["timings_ms"].items()},
+                   data["bytes_moved"], data["extra"])
+
+
+def _compiled(fn: Callable[..., Any], backend: Any = "inductor", **kwargs: Any) -> Callable:
+    return torch.compile(fn, backend=backend, dynamic=False, **kwargs)
+
+
+def _fxmlir(**options: Any) -> Any:
+    return fxmlir.backend(**options)
+
+
+# -- fused elementwise ops -------------------------------------------------------
+
+def _pack(mask: torch.Tensor) -> torch.Tensor:
+    """A bool mask packed like fused_bias_dropout_add's (bit i % 8 of byte
+    i / 8)."""
+    flat = mask.flatten()
+    flat = F.pad(flat, (0, -flat.numel() % 8)).view(-1, 8).to(torch.uint8)
+    return (flat << torch.arange(8, device=mask.device, dtype=torch.uint8)).sum(1,
+                                                                               dtype=torch.uint8)
+
+
+def bias_gelu(x, b):
+    return F.gelu(x + b)
+
+
+def bias_gelu_backward(g, x, b):
+    return torch.ops.aten.gelu_backward(g, x + b)
+
+
+def bias_dropout_add(x, b, r):
+    return r + F.dropout(x + b, P_DROP)
+
+
+def dropout_backward(g, mask):
+    return torch.ops.aten.native_dropout_backward(g, mask, 1 / (1 - P_DROP))
+
+
+def fused_ops(device: str, sizes: Sizes) -> list[Result]:
+    results = []
+    for dtype_name, dtype in DTYPES.items():
+        x = torch.randn(sizes.rows, sizes.cols, dtype=dtype, device=device)
+        b, g, r = torch.randn(sizes.cols, dtype=dtype, device=device), torch.randn_like(x), \
+            torch.randn_like(x)
+        mask = torch.rand(x.shape, device=device) >= P_DROP
+        packed = _pack(mask)
+        n, s = x.numel(), x.element_size()
+        cases = [
+            ("bias + GELU", bias_gelu, (x, b),
+             lambda: ops.fused_bias_add_gelu(x, b, -1, "none"), 2 * n * s),
+            ("bias + GELU, backward", bias_gelu_backward, (g, x, b),
+             lambda: ops.fused_bias_add_gelu_grad(g, x, b, -1, "none"), 3 * n * s),
+            ("bias + dropout + residual", bias_dropout_add, (x, b, r),
+             lambda: ops.fused_bias_dropout_add(x, b, r, -1, P_DROP), 3 * n * s + n // 8),
+            ("bias + dropout + residual, backward", dropout_backward, (g, mask),
+             lambda: ops.packed_mask_scale(g, packed, 1 / (1 - P_DROP)), 2 * n * s + n // 8),
+        ]
+        for name, eager, args, fused, nbytes in cases:
+            inductor = _compiled(eager)
+            fns = {"eager": lambda e=eager, a=args: e(*a),
+                   "Inductor": lambda c=inductor, a=args: c(*a), "fxmlir": fused}
+            results.append(Result(name, dtype_name,
+                                  timing.measure(fns, device, sizes.warmup, sizes.reps),
+                                  bytes_moved=nbytes))
+        torch._dynamo.reset()
+    return results
+
+
+# -- linear + GELU -----------------------------------------------------------------
+
+def linear_gelu(x, w, b):
+    return F.gelu(F.linear(x, w, b), approximate="tanh")
+
+
+def linear_gelu_results(device: str, sizes: Sizes) -> list[Result]:
+    tokens, k, n = sizes.linear
+    results = []
+    for dtype_name, dtype in DTYPES.items():
+        x = torch.randn(tokens, k, dtype=dtype, device=device, requires_grad=True)
+        w = (torch.randn(n, k, dtype=dtype, device=device) / math.sqrt(k)).requires_grad_()
+        b = torch.randn(n, dtype=dtype, device=device, requires_grad=True)
+        g = torch.randn(tokens, n, dtype=dtype, device=device)
+        inductor = _compiled(linear_gelu)
+        forward = {
+            "eager": lambda: linear_gelu(x, w, b),
+            "Inductor": lambda: inductor(x, w, b),
+            "fxmlir": lambda: ops.fused_linear_gelu(x, w, b, "tanh")[0],
+            "matmul alone": lambda: F.linear(x, w, b),
+        }
+        if device == "cuda":  # cuBLASLt's GELU_BIAS epilogue, without aux
+            forward["torch._addmm_activation"] = \
+                lambda: torch._addmm_activation(b, x, w.t(), use_gelu=True)
+        with torch.no_grad():
+            results.append(Result("forward", dtype_name,
+                                  timing.measure(forward, device, sizes.warmup, sizes.reps)))
+
+        def step(fn: Callable[[], torch.Tensor]) -> Callable[[], Any]:
+            return lambda: torch.autograd.grad(fn(), (x, w, b), g)
+
+        both = {name: step(forward[name]) for name in ("eager", "Inductor", "fxmlir")}
+        results.append(Result("forward + backward", dtype_name,
+                              timing.measure(both, device, sizes.warmup, sizes.reps)))
+        torch._dynamo.reset()
+    return results
+
+
+# -- training steps ----------------------------------------------------------------
+
+def mlp_block(approximate: str) -> nn.Module:
+    return nn.Sequential(nn.Linear(1024, 4096), nn.GELU(approximate=approximate),
+                         nn.Dropout(P_DROP), nn.Linear(4096, 1024), nn.Dropout(P_DROP))
+
+
+def _implementations(model: nn.Module, sizes: Sizes) -> dict[str, Callable]:
+    impls: dict[str, Callable] = {"eager": model, "Inductor": _compiled(model),
+                                  "fxmlir": _compiled(model, _fxmlir())}
+    if sizes.cuda_graphs:
+        impls["Inductor reduce-overhead"] = _compiled(model, mode="reduce-overhead")
+        impls["fxmlir cudagraphs"] = _compiled(model, _fxmlir(cudagraphs=True))
+    return impls
+
+
+def _step_results(case: str, dtype: str, device: str, sizes: Sizes,
+                  impls: dict[str, Callable], step: Callable[[Callable], Any],
+                  params: list[torch.Tensor]) -> Result:
+    def run(fn: Callable) -> Callable[[], Any]:
+        def call() -> Any:
+            for p in params:
+                p.grad = None
+            return step(fn)
+        return call
+
+    calls = {name: run(fn) for name, fn in impls.items()}
+    extra: dict[str, dict[str, float | None]] = {}
+    for name, call in calls.items():
+        first = timing.first_call_seconds(call, device)
+        extra[name] = {"first call s": first,
+                       "peak extra MiB": timing.peak_extra_mib(call, device),
+                       "saved MiB": None if "cudagraphs" in name or "reduce" in name
+                       else timing.saved_mib(call)}
+    result = Result(case, dtype, timing.measure(calls, device, sizes.warmup, sizes.step_reps))
+    result.extra = extra
+    return result
+
+
+def mlp_results(device: str, sizes: Sizes) -> list[Result]:
+    batch, seq = sizes.mlp_tokens
+    results = []
+    for approximate, dtype_name in sizes.mlp_cases:
+        torch._dynamo.reset()
+        torch.manual_seed(0)
+        dtype = DTYPES[dtype_name]
+        model = mlp_block(approximate).to(device, dtype)
+        x = torch.randn(batch, seq, 1024, dtype=dtype, device=device)
+        g = torch.randn_like(x)
+        gelu = "erf GELU" if approximate == "none" else "tanh GELU"
+        results.append(_step_results(
+            f"MLP block ({gelu})", dtype_name, device, sizes, _implementations(model, sizes),
+            lambda fn: fn(x).backward(g), list(model.parameters())))
+    torch._dynamo.reset()
+    return results
+
+
+def gpt2_results(device: str, sizes: Sizes) -> list[Result]:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    batch, seq = sizes.gpt2_tokens
+    results = []
+    for dtype_name in sizes.gpt2_cases:
+        torch._dynamo.reset()
+        torch.manual_seed(0)
+        config = GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=8192, n_positions=512)
+        model = GPT2LMHeadModel(config).to(device).train()
+        ids = torch.randint(0, config.vocab_size, (batch, seq), device=device)
+        autocast = dtype_name == "bf16"
+
+        def step(fn: Callable) -> Any:
+            with torch.autocast(device, dtype=torch.bfloat16, enabled=autocast):
+                loss = fn(input_ids=ids, labels=ids).loss
+            loss.backward()
+
+        label = "bf16 autocast" if autocast else "f32"
+        results.append(_step_results("GPT-2 (4 layers, 512 wide)", label, device, sizes,
+                                     _implementations(model, sizes), step,
+                                     list(model.parameters())))
+    torch._dynamo.reset()
+    return results
+
+
+def round_trip_results() -> list[dict[str, float]]:
+    return [round_trip_time(nodes) for nodes in (100, 1000)]

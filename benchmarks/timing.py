@@ -1,0 +1,120 @@
+"""Timing: every implementation of a case warm, then timed in alternation
+(A B C, C B A, ...) so that drifts (clocks, temperature, other processes)
+hit all alike; medians and spreads of the per-call times."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Per-call milliseconds of one implementation."""
+
+    samples: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def spread(self) -> float:
+        """Interquartile range over the median, in percent."""
+        if len(self.samples) < 4:
+            return 0.0
+        q1, _, q3 = statistics.quantiles(self.samples, n=4)
+        return 100 * (q3 - q1) / self.median
+
+    def text(self) -> str:
+        return f"{format_ms(self.median)} ±{self.spread:.0f}%"
+
+
+def format_ms(ms: float) -> str:
+    return f"{ms:.3f}" if ms < 10 else f"{ms:.1f}"
+
+
+def synchronize(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def _time_once(fn: Callable[[], Any], device: str) -> float:
+    if device == "cuda":
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end)
+    begin = time.perf_counter()
+    fn()
+    return (time.perf_counter() - begin) * 1e3
+
+
+def measure(fns: dict[str, Callable[[], Any]], device: str, warmup: int,
+            reps: int) -> dict[str, Timing]:
+    """Each function warmed `warmup` times, then called `reps` times in
+    alternating order, one timed call at a time."""
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+        synchronize(device)
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    names = list(fns)
+    for rep in range(reps):
+        for name in names if rep % 2 == 0 else reversed(names):
+            samples[name].append(_time_once(fns[name], device))
+    return {name: Timing(tuple(values)) for name, values in samples.items()}
+
+
+def first_call_seconds(fn: Callable[[], Any], device: str) -> float:
+    """Wall-clock seconds of one call (a compiled function's first call:
+    tracing, round trips, code generation, the run)."""
+    synchronize(device)
+    begin = time.perf_counter()
+    fn()
+    synchronize(device)
+    return time.perf_counter() - begin
+
+
+def peak_extra_mib(fn: Callable[[], Any], device: str) -> float | None:
+    """Device memory a call needs beyond what was allocated before it (its
+    activations, gradients, workspaces); None where torch does not count it
+    (CPU)."""
+    if device != "cuda":
+        return None
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    fn()
+    torch.cuda.synchronize()
+    return (torch.cuda.max_memory_allocated() - base) / 2**20
+
+
+def saved_mib(fn: Callable[[], Any]) -> float:
+    """What autograd saves for backward during a call, each storage once."""
+    storages: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        storage = t.untyped_storage()
+        storages[storage.data_ptr()] = storage.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        fn()
+    return sum(storages.values()) / 2**20
+
+
+def copy_gbps(device: str, nbytes: int, warmup: int, reps: int) -> float:
+    """The device's copy bandwidth, bytes read plus written per second."""
+    src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).normal_()
+    dst = torch.empty_like(src)
+    timing = measure({"copy": lambda: dst.copy_(src)}, device, warmup, reps)["copy"]
+    return 2 * nbytes / (timing.median * 1e-3) / 1e9

@@ -1,0 +1,30 @@
+//===- ApproximateGelu.cpp - erf GELU as tanh GELU (opt-in) ---------------===//
+
+#include "fxmlir/Transforms/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::fxmlir {
+#define GEN_PASS_DEF_APPROXIMATEGELU
+#include "fxmlir/Transforms/Passes.h.inc"
+
+namespace approximation {
+#include "fxmlir/Transforms/Patterns/GeluApproximation.inc"
+} // namespace approximation
+
+namespace {
+struct ApproximateGeluPass
+    : public impl::ApproximateGeluBase<ApproximateGeluPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateGeluApproximationPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+void populateGeluApproximationPatterns(RewritePatternSet &patterns) {
+  approximation::populateWithGenerated(patterns);
+}
+} // namespace mlir::fxmlir
