@@ -241,7 +241,10 @@ TEST_F(CoreTest, RefusesInputNestedDeeperThanTheLimit) {
   // it is an error naming the place, for each kind of bracket.
   std::string deepTuple = "func.func @f(%x: " + repeat("tuple<", 20000) +
                           "i32" + repeat(">", 20000) + ") {\n  return\n}\n";
-  for (const std::string &text : {nestedArrays(7000), deepTuple}) {
+  // Each unary minus of an affine expression recurses as a bracket does.
+  std::string minuses =
+      "#m = affine_map<(d0) -> (" + std::string(15000, '-') + "d0)>\n";
+  for (const std::string &text : {nestedArrays(7000), deepTuple, minuses}) {
     try {
       Module::parse(context, text, "deep.mlir");
       FAIL() << "parse accepted input nested 7000+ deep";
