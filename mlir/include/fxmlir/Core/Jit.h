@@ -2,13 +2,14 @@
 //
 // The opaque API of the fxmlir JIT: compile a function outlined by
 // fxmlir-outline-jit-regions for the host CPU (LLVM ORC, O3) and run it on
-// raw contiguous buffers, or compile it for an NVIDIA GPU into PTX. Like
+// raw contiguous buffers, or compile it for an NVIDIA GPU: PTX kernels and
+// host code that launches them through a caller-supplied driver table. Like
 // Core.h, nothing here names an MLIR or LLVM type.
 //
 // Compiled code is cached in memory per Jit object, keyed by the function's
-// text, its input dtypes and dims and the target, and on disk (object files
-// under FXMLIR_CACHE_DIR, default $XDG_CACHE_HOME/fxmlir or ~/.cache/fxmlir),
-// so that a second process compiles nothing.
+// text, its input dtypes and dims and the target, and CPU code on disk
+// (object files under FXMLIR_CACHE_DIR, default $XDG_CACHE_HOME/fxmlir or
+// ~/.cache/fxmlir), so that a second process compiles nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -199,7 +200,8 @@ struct JitOptions {
   std::optional<std::string> cacheDir;
 };
 
-/// How often compileCpu found its code where, and the time spent compiling.
+/// How often compileCpu and compileCudaFunction found their code where, and
+/// the time spent compiling.
 struct JitStats {
   int64_t compiled = 0;
   int64_t memoryHits = 0;
