@@ -17,6 +17,7 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAMiscFunctions.h>
 
 #include <cuda.h>
 
@@ -50,6 +51,8 @@ struct DriverFunctions {
       driverEntry<decltype(&cuLaunchKernel)>("cuLaunchKernel");
   decltype(&cuMemcpyAsync) memcpyAsync =
       driverEntry<decltype(&cuMemcpyAsync)>("cuMemcpyAsync");
+  decltype(&cuCtxGetCurrent) ctxGetCurrent =
+      driverEntry<decltype(&cuCtxGetCurrent)>("cuCtxGetCurrent");
 };
 
 const DriverFunctions &driverFunctions() {
@@ -102,6 +105,21 @@ jit::CudaDriver makeDriver() {
   return driver;
 }
 
+/// Makes the current device's primary context current on this thread as
+/// torch's NVRTC kernels do: driver calls need one, and a thread that made
+/// no runtime call yet (autograd's) may have none.
+void ensureContext(std::string_view name) {
+  CUcontext context = nullptr;
+  CUresult result = driverFunctions().ctxGetCurrent(&context);
+  TORCH_CHECK(result == CUDA_SUCCESS, "mlir_jit @", name,
+              ": cuCtxGetCurrent failed with CUDA error ",
+              static_cast<int>(result));
+  if (!context) {
+    std::lock_guard<std::mutex> lock(*c10::cuda::getFreeMutex());
+    C10_CUDA_CHECK(cudaFree(nullptr));
+  }
+}
+
 /// The architecture of `device` for nvvm-attach-target, and the lowest PTX
 /// version that LLVM accepts for it.
 jit::CudaTarget targetOf(int device) {
@@ -144,6 +162,7 @@ std::vector<at::Tensor> mlirJitCuda(c10::string_view module,
                 ": expected all inputs on ", device, ", got one on ",
                 input.device());
   c10::cuda::CUDAGuard guard(device);
+  ensureContext(name);
   const jit::CudaFunction &compiled =
       guarded(name, [&]() -> const jit::CudaFunction & {
         return compiledCuda(function, module, name, device.index());
