@@ -87,6 +87,19 @@ PYBIND11_MODULE(_C, m) {
       "that its first call finds the code cached); raises Error when it "
       "cannot.");
 
+  m.def(
+      "jit_check_cuda",
+      [](py::handle module, py::handle function) {
+        std::string text = textArgument(module, "jit_check_cuda", "module");
+        std::string name = textArgument(function, "jit_check_cuda", "function");
+        py::gil_scoped_release release;
+        fxmlir::jit::Jit &jit = fxmlir::jit::Jit::shared();
+        jit.compileCuda(text, name, jit.analyze(text, name).inputs);
+      },
+      py::arg("module"), py::arg("function"),
+      "Lower a JIT region for CUDA (to PTX, no GPU needed), as mlir_jit's "
+      "CUDA kernel will for its device; raises Error when it cannot.");
+
   py::class_<fxmlir::Module::UnfusedSite>(m, "UnfusedSite")
       .def_readonly("pass_name", &fxmlir::Module::UnfusedSite::pass)
       .def_readonly("op", &fxmlir::Module::UnfusedSite::op)

@@ -11,114 +11,35 @@
 //===----------------------------------------------------------------------===//
 
 #include "MlirJit.h"
-
-#include "fxmlir/Core/Jit.h"
+#include "Functions.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
-#include <mutex>
 #include <string_view>
-#include <unordered_map>
 
 namespace fxmlir::runtime {
 namespace {
 
 using jit::Buffer;
 using jit::CompiledFunction;
-using jit::DType;
 using jit::Signature;
 
-constexpr std::pair<at::ScalarType, DType> kDTypes[] = {
-    {at::kBool, DType::Bool},       {at::kByte, DType::UInt8},
-    {at::kChar, DType::Int8},       {at::kShort, DType::Int16},
-    {at::kInt, DType::Int32},       {at::kLong, DType::Int64},
-    {at::kHalf, DType::Float16},    {at::kBFloat16, DType::BFloat16},
-    {at::kFloat, DType::Float32},   {at::kDouble, DType::Float64}};
-
-at::ScalarType scalarType(DType dtype) {
-  for (auto [scalar, own] : kDTypes)
-    if (own == dtype)
-      return scalar;
-  TORCH_CHECK(false, "mlir_jit: unknown dtype");
-}
-
-/// What the process knows of a JIT function: its signature, and its CPU
-/// code once compiled.
-struct Function {
-  Signature signature;
-  std::once_flag compiled;
-  std::shared_ptr<const CompiledFunction> cpu;
-};
-
-/// The functions the process has seen, compiled by the shared Jit.
-/// Thread-safe.
-class Runtime {
-public:
-  static Runtime &get() {
-    static Runtime runtime;
-    return runtime;
-  }
-
-  Function &function(std::string_view module, std::string_view name) {
-    std::string key;
-    key.reserve(module.size() + name.size() + 1);
-    key.append(name).push_back('\0');
-    key.append(module);
-    std::lock_guard<std::mutex> lock(mutex);
-    std::unique_ptr<Function> &entry = functions[key];
-    if (!entry) {
-      auto fresh = std::make_unique<Function>();
-      fresh->signature =
-          jit::Jit::shared().analyze(std::string(module), std::string(name));
-      entry = std::move(fresh);
-    }
-    return *entry;
-  }
-
-  const CompiledFunction &cpu(Function &function, std::string_view module,
-                              std::string_view name) {
-    std::call_once(function.compiled, [&] {
-      function.cpu = jit::Jit::shared().compileCpu(
-          std::string(module), std::string(name), function.signature.inputs);
-    });
-    return *function.cpu;
-  }
-
-private:
-  std::mutex mutex;
-  std::unordered_map<std::string, std::unique_ptr<Function>> functions;
-};
-
-/// Runs `body`, turning fxmlir errors into torch errors naming the function.
-template <typename Body>
-auto guarded(std::string_view name, Body &&body) -> decltype(body()) {
-  try {
-    return body();
-  } catch (const fxmlir::Error &error) {
-    TORCH_CHECK(false, "mlir_jit @", name, ": ", error.what());
-  }
-}
-
-void checkInputs(std::string_view name, const Signature &signature,
-                 at::TensorList inputs) {
-  TORCH_CHECK(inputs.size() == signature.inputs.size(), "mlir_jit @", name,
-              " takes ", signature.inputs.size(), " inputs, got ",
-              inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    at::ScalarType expected = scalarType(signature.inputs[i].dtype);
-    TORCH_CHECK(inputs[i].scalar_type() == expected, "mlir_jit @", name,
-                ": input ", i, " must be ", expected, ", got ",
-                inputs[i].scalar_type());
-  }
+const CompiledFunction &compiledCpu(Function &function, std::string_view module,
+                                    std::string_view name) {
+  std::call_once(function.cpuCompiled, [&] {
+    function.cpu = jit::Jit::shared().compileCpu(
+        std::string(module), std::string(name), function.signature.inputs);
+  });
+  return *function.cpu;
 }
 
 std::vector<at::Tensor> mlirJitMeta(c10::string_view module,
                                     c10::string_view name,
                                     at::TensorList inputs) {
   const Signature &signature = guarded(name, [&]() -> const Signature & {
-    return Runtime::get().function(module, name).signature;
+    return function(module, name).signature;
   });
   checkInputs(name, signature, inputs);
   std::vector<at::Tensor> results;
@@ -143,13 +64,12 @@ constexpr int64_t kSliceBytes = 256 << 10;
 std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
                                    c10::string_view name,
                                    at::TensorList inputs) {
-  Runtime &runtime = Runtime::get();
   Function &function = guarded(
-      name, [&]() -> Function & { return runtime.function(module, name); });
+      name, [&]() -> Function & { return runtime::function(module, name); });
   checkInputs(name, function.signature, inputs);
   const CompiledFunction &compiled =
       guarded(name, [&]() -> const CompiledFunction & {
-        return runtime.cpu(function, module, name);
+        return compiledCpu(function, module, name);
       });
 
   std::vector<at::Tensor> contiguous;
@@ -167,16 +87,14 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
   std::vector<at::Tensor> results;
   std::vector<Buffer> outputBuffers;
   for (size_t i = 0; i < resultShapes.size(); ++i) {
-    results.push_back(at::empty(
-        resultShapes[i],
-        at::TensorOptions().dtype(
-            scalarType(compiled.signature().results[i].dtype))));
+    results.push_back(at::empty(resultShapes[i],
+                                at::TensorOptions().dtype(scalarType(
+                                    compiled.signature().results[i].dtype))));
     outputBuffers.push_back({results.back().data_ptr(), resultShapes[i]});
   }
 
-  int64_t rows = results.empty() || resultShapes[0].empty()
-                     ? 0
-                     : resultShapes[0][0];
+  int64_t rows =
+      results.empty() || resultShapes[0].empty() ? 0 : resultShapes[0][0];
   if (!compiled.signature().rowsSplittable || rows < 2) {
     guarded(name, [&] { compiled.run(inputBuffers, outputBuffers); });
     return results;
@@ -185,12 +103,12 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
   int64_t rowBytes = 0;
   for (const at::Tensor &tensor : contiguous)
     if (tensor.dim() == results[0].dim())
-      rowBytes = std::max(rowBytes, tensor.numel() / rows *
-                                        static_cast<int64_t>(
-                                            tensor.element_size()));
+      rowBytes =
+          std::max(rowBytes, tensor.numel() / rows *
+                                 static_cast<int64_t>(tensor.element_size()));
   int64_t grain = std::max<int64_t>(1, kMinElementsPerTask / rowElements);
-  int64_t slice = std::max<int64_t>(1, kSliceBytes / std::max<int64_t>(
-                                                          1, rowBytes));
+  int64_t slice =
+      std::max<int64_t>(1, kSliceBytes / std::max<int64_t>(1, rowBytes));
   guarded(name, [&] {
     at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
       for (int64_t first = begin; first < end; first += slice)
@@ -207,17 +125,13 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
 // The kernels the generated registration (csrc/ops/FusedOpsRegistration.inc)
 // names.
 template <>
-std::vector<at::Tensor>
-fxmlir::ops::mlirJit<fxmlir::ops::Device::Meta>(c10::string_view module,
-                                                c10::string_view function,
-                                                at::TensorList inputs) {
+std::vector<at::Tensor> fxmlir::ops::mlirJit<fxmlir::ops::Device::Meta>(
+    c10::string_view module, c10::string_view function, at::TensorList inputs) {
   return runtime::mlirJitMeta(module, function, inputs);
 }
 
 template <>
-std::vector<at::Tensor>
-fxmlir::ops::mlirJit<fxmlir::ops::Device::CPU>(c10::string_view module,
-                                               c10::string_view function,
-                                               at::TensorList inputs) {
+std::vector<at::Tensor> fxmlir::ops::mlirJit<fxmlir::ops::Device::CPU>(
+    c10::string_view module, c10::string_view function, at::TensorList inputs) {
   return runtime::mlirJitCpu(module, function, inputs);
 }

@@ -13,7 +13,8 @@
 namespace fxmlir::ops {
 
 /// Runs `function` of `module` (a region fxmlir-outline-jit-regions
-/// outlined) on `inputs`; defined for Meta and CPU (runtime/MlirJit.cpp).
+/// outlined) on `inputs`; defined for Meta and CPU (runtime/MlirJit.cpp)
+/// and, when torch has CUDA, CUDA (runtime/MlirJitCUDA.cu).
 template <Device D>
 std::vector<at::Tensor> mlirJit(c10::string_view module,
                                 c10::string_view function,

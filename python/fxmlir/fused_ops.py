@@ -331,7 +331,7 @@ FUSED_OPS += (
     Runs `function` (an outlined `func.func`) of `module` on `inputs`;
     fxmlir.mlir_jit is its MLIR form.""",
         family=Family.JIT,
-        devices=("CPU",),
+        devices=("CPU", "CUDA"),
     ),
 )
 

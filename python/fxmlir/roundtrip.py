@@ -31,6 +31,8 @@ from fxmlir.standalone import standalone_source
 
 # Codegen's pass: run after autodiff, not selected by name (config.codegen).
 _OUTLINE = "fxmlir-outline-jit-regions"
+# How the text of a region on a CUDA device spells its tensors' device.
+_CUDA_DEVICE = '#fxmlir.device<"cuda'
 
 
 class FallbackWarning(UserWarning):
@@ -76,10 +78,9 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     passes = list(options.passes.for_stage(stage))
     pipeline = [options.passes.pipeline(stage)] if passes else []
     if options.codegen and stage != "before_autodiff":
-        # After autodiff regions need no autograd formula. mlir_jit has CPU
-        # kernels only so far.
+        # After autodiff regions need no autograd formula.
         passes.append(_OUTLINE)
-        pipeline.append(f"{_OUTLINE}{{device-types=cpu}}")
+        pipeline.append(f"{_OUTLINE}{{device-types=cpu,cuda}}")
     if pipeline:
         # One PassManager for the stage; MLIR's instrumentation reports each
         # pass's time and, when dumping, the module it left.
@@ -130,7 +131,12 @@ def _compile_regions(module: _C.Module, times: dict[str, float]) -> dict[str, st
     regions = jit.region_functions(module)
     for name, text in regions.items():
         try:
-            _C.jit_compile_cpu(text, name)
+            # A CUDA region compiles for its device at its first call; its
+            # lowering is checked now.
+            if _CUDA_DEVICE in text:
+                _C.jit_check_cuda(text, name)
+            else:
+                _C.jit_compile_cpu(text, name)
         except _C.Error as e:
             raise JitCompileFailure(f"JIT region @{name}: {e}") from e
     times["jit"] = (time.perf_counter() - start) * 1e3

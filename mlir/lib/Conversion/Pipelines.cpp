@@ -83,6 +83,7 @@ void fxmlir::buildJitCudaPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addNestedPass<func::FuncOp>(createGpuDeviceBuffers());
   pm.addPass(createCanonicalizerPass());
 
   GpuNVVMAttachTargetOptions target;
@@ -110,6 +111,24 @@ void fxmlir::buildJitCudaPtxPipeline(OpPassManager &pm,
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";
   pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void fxmlir::buildJitCudaHostPipeline(OpPassManager &pm,
+                                      const JitCudaOptions &options) {
+  buildJitCudaPtxPipeline(pm, options);
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  // Launches, allocations and copies become calls of the mgpu* runtime; the
+  // PTX becomes a global that a constructor loads (mgpuModuleLoadJIT).
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
 }
 
 namespace {
@@ -147,5 +166,12 @@ void fxmlir::registerJitPipelines() {
       "JIT functions: fxmlir-jit-cuda, then the kernels as PTX",
       [](OpPassManager &pm, const CudaPipelineOptions &options) {
         buildJitCudaPtxPipeline(pm, options.get());
+      });
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "fxmlir-jit-cuda-host",
+      "JIT functions: fxmlir-jit-cuda-ptx, then the host side in the LLVM "
+      "dialect, calling the mgpu* runtime",
+      [](OpPassManager &pm, const CudaPipelineOptions &options) {
+        buildJitCudaHostPipeline(pm, options.get());
       });
 }

@@ -73,6 +73,9 @@ void mlir::fxmlir::registerJitDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
   registerGPUDialectTranslation(registry);
+  // gpu.binary's default handler: the PTX as a global, loaded by a
+  // constructor, and gpu.launch_func as mgpu* calls.
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
 }
 

@@ -20,8 +20,7 @@ using namespace fxmlir;
 using namespace fxmlir::jit;
 
 /// Adds `void fxmlir_entry(ptr descriptors)` calling the C interface
-/// `_mlir_ciface_<function>(ptr, ptr, ...)` with each descriptor, and makes
-/// everything else internal so that O3 inlines it into the entry. The
+/// `_mlir_ciface_<function>(ptr, ptr, ...)` with each descriptor. The
 /// function's buffers are marked noalias: outputs are fresh buffers and
 /// inputs are only read, so loads may be hoisted and loops vectorized
 /// without runtime overlap checks.
@@ -49,25 +48,11 @@ static void addEntry(llvm::Module &module, llvm::StringRef function) {
   }
   b.CreateCall(cInterface, args);
   b.CreateRetVoid();
-  for (llvm::Function &f : module)
-    if (&f != entry && !f.isDeclaration())
-      f.setLinkage(llvm::GlobalValue::InternalLinkage);
 }
 
-std::string jit::compileToObject(mlir::ModuleOp module,
-                                 llvm::StringRef function,
-                                 llvm::TargetMachine &machine) {
-  mlir::MLIRContext *ctx = module.getContext();
-  auto func = module.lookupSymbol<mlir::func::FuncOp>(function);
-  func->setAttr("llvm.emit_c_interface", mlir::UnitAttr::get(ctx));
-  {
-    DiagnosticCollector diagnostics(ctx);
-    mlir::PassManager pm(ctx);
-    mlir::fxmlir::buildJitCpuPipeline(pm);
-    if (mlir::failed(pm.run(module)))
-      diagnostics.fail("cannot lower @" + function.str() + " for the CPU");
-  }
-
+std::string jit::emitObject(mlir::ModuleOp module, llvm::StringRef function,
+                            llvm::TargetMachine &machine,
+                            llvm::function_ref<void(llvm::Module &)> prepare) {
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       mlir::translateModuleToLLVMIR(module, llvmContext, function);
@@ -76,6 +61,12 @@ std::string jit::compileToObject(mlir::ModuleOp module,
   llvmModule->setDataLayout(machine.createDataLayout());
   llvmModule->setTargetTriple(machine.getTargetTriple());
   addEntry(*llvmModule, function);
+  if (prepare)
+    prepare(*llvmModule);
+  // Everything but the entry points internal, so that O3 inlines it.
+  for (llvm::Function &f : *llvmModule)
+    if (!f.isDeclaration() && !f.getName().starts_with(kExportPrefix))
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
   // LLVM prefers 256-bit vectors on AVX-512 CPUs (clock throttling); the
   // polynomial exp/tanh of a region are compute-bound enough to gain from
   // the full width, as torch's own AVX-512 kernels do.
@@ -96,4 +87,20 @@ std::string jit::compileToObject(mlir::ModuleOp module,
     throw Error("the host target cannot emit object files");
   codegen.run(*llvmModule);
   return std::string(object.begin(), object.end());
+}
+
+std::string jit::compileToObject(mlir::ModuleOp module,
+                                 llvm::StringRef function,
+                                 llvm::TargetMachine &machine) {
+  mlir::MLIRContext *ctx = module.getContext();
+  auto func = module.lookupSymbol<mlir::func::FuncOp>(function);
+  func->setAttr("llvm.emit_c_interface", mlir::UnitAttr::get(ctx));
+  {
+    DiagnosticCollector diagnostics(ctx);
+    mlir::PassManager pm(ctx);
+    mlir::fxmlir::buildJitCpuPipeline(pm);
+    if (mlir::failed(pm.run(module)))
+      diagnostics.fail("cannot lower @" + function.str() + " for the CPU");
+  }
+  return emitObject(module, function, machine);
 }

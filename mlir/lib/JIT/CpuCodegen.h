@@ -4,11 +4,13 @@
 #define FXMLIR_LIB_JIT_CPUCODEGEN_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
 
 namespace llvm {
+class Module;
 class TargetMachine;
 } // namespace llvm
 
@@ -18,6 +20,16 @@ namespace fxmlir::jit {
 /// `void fxmlir_entry(void **descriptors)`, one memref descriptor pointer
 /// per input then per output.
 constexpr const char *kEntrySymbol = "fxmlir_entry";
+
+/// Compiled objects define these symbols only (the entry points).
+constexpr const char *kExportPrefix = "fxmlir_";
+
+/// Translates `module`, lowered to the LLVM dialect, to LLVM IR, adds the
+/// entry point of `function`, lets `prepare` add any other entry point,
+/// optimizes at O3 for `machine` and returns the object file. Throws Error.
+std::string emitObject(mlir::ModuleOp module, llvm::StringRef function,
+                       llvm::TargetMachine &machine,
+                       llvm::function_ref<void(llvm::Module &)> prepare = {});
 
 /// Lowers the specialized module (consumed) through the CPU pipeline,
 /// optimizes it at O3 for `machine` and returns the object file. Throws

@@ -10,6 +10,7 @@
 
 #include "CpuCodegen.h"
 #include "CudaCodegen.h"
+#include "CudaRuntime.h"
 #include "DiskCache.h"
 #include "Specialize.h"
 
@@ -188,8 +189,7 @@ void CompiledFunction::call(const std::vector<Buffer> &inputs,
                             const std::vector<Buffer> &outputs, int64_t begin,
                             int64_t end) const {
   const Signature &sig = signature();
-  std::vector<std::vector<int64_t>> descriptors(inputs.size() +
-                                                outputs.size());
+  std::vector<std::vector<int64_t>> descriptors(inputs.size() + outputs.size());
   std::vector<void *> pointers;
   for (size_t i = 0; i < inputs.size(); ++i) {
     bool sliced = end >= 0 && sig.rowInputs[i];
@@ -202,6 +202,23 @@ void CompiledFunction::call(const std::vector<Buffer> &inputs,
   for (std::vector<int64_t> &descriptor : descriptors)
     pointers.push_back(descriptor.data());
   invoke(pointers.data());
+}
+
+/// The stream CudaFunction::launch passes to invoke on this thread.
+static thread_local void *launchStream = nullptr;
+
+void CudaFunction::launch(const std::vector<Buffer> &inputs,
+                          const std::vector<Buffer> &outputs,
+                          void *stream) const {
+  void *previous = launchStream;
+  launchStream = stream;
+  try {
+    run(inputs, outputs);
+  } catch (...) {
+    launchStream = previous;
+    throw;
+  }
+  launchStream = previous;
 }
 
 //===----------------------------------------------------------------------===//
@@ -225,6 +242,45 @@ private:
   std::shared_ptr<llvm::orc::LLJIT> owner;
   Signature sig;
   void (*entry)(void **);
+};
+
+/// CUDA host code linked into the JIT: its kernels are loaded while it
+/// lives.
+class LoadedCudaFunction : public CudaFunction {
+public:
+  LoadedCudaFunction(std::shared_ptr<llvm::orc::LLJIT> owner,
+                     Signature signature, const CudaDriver &driver,
+                     void (*entry)(void **), void (*load)(), void (*unload)())
+      : owner(std::move(owner)), sig(std::move(signature)), driver(driver),
+        entry(entry), unload(unload) {
+    CudaCall call(driver, nullptr);
+    load();
+    if (!call.ok()) {
+      unload();
+      call.check("cannot load the kernels");
+    }
+  }
+  ~LoadedCudaFunction() override {
+    // Failures are ignored: at exit the context may be gone already.
+    CudaCall call(driver, nullptr);
+    unload();
+  }
+
+  const Signature &signature() const override { return sig; }
+
+protected:
+  void invoke(void **descriptors) const override {
+    CudaCall call(driver, launchStream);
+    entry(descriptors);
+    call.check("cannot launch the kernels");
+  }
+
+private:
+  std::shared_ptr<llvm::orc::LLJIT> owner;
+  Signature sig;
+  CudaDriver driver;
+  void (*entry)(void **);
+  void (*unload)();
 };
 
 using Seconds = std::chrono::duration<double>;
@@ -256,6 +312,11 @@ std::string buildIdentity() {
              status.getLastModificationTime().time_since_epoch().count());
 }
 
+/// Compiled functions by key, each made once.
+template <typename T>
+using Cache =
+    std::map<std::string, std::shared_future<std::shared_ptr<const T>>>;
+
 mlir::DialectRegistry makeRegistry() {
   mlir::DialectRegistry registry;
   registerAllDialects(registry);
@@ -270,6 +331,10 @@ struct Jit::Impl {
                   const std::vector<TensorSpec> &inputs) const;
   std::shared_ptr<const CompiledFunction> load(const std::string &key,
                                                const CachedObject &entry);
+  llvm::orc::JITDylib &createDylib();
+  std::shared_ptr<const CudaFunction>
+  compileCuda(const std::string &text, const std::string &function,
+              const std::vector<TensorSpec> &inputs, const CudaTarget &target);
   std::shared_ptr<const CompiledFunction>
   compile(const std::string &key, const std::string &text,
           const std::string &function, const std::vector<TensorSpec> &inputs);
@@ -285,12 +350,46 @@ struct Jit::Impl {
   std::shared_ptr<llvm::orc::LLJIT> lljit;
 
   std::mutex cacheMutex;
-  std::map<std::string,
-           std::shared_future<std::shared_ptr<const CompiledFunction>>>
-      cache;
+  Cache<CompiledFunction> cache;
+  Cache<CudaFunction> cudaCache;
   JitStats stats;
   int64_t dylibs = 0;
 };
+
+/// Finds `key` in `cache` or makes its value with `make`, once however many
+/// threads ask; a failure is not cached. Counts memory hits in `stats`.
+template <typename T, typename Make>
+static std::shared_ptr<const T> cached(std::mutex &mutex, Cache<T> &cache,
+                                       JitStats &stats, const std::string &key,
+                                       Make &&make) {
+  std::promise<std::shared_ptr<const T>> promise;
+  std::shared_future<std::shared_ptr<const T>> pending;
+  bool makes = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto found = cache.find(key);
+    if (found != cache.end()) {
+      ++stats.memoryHits;
+      pending = found->second;
+    } else {
+      pending = promise.get_future().share();
+      cache.emplace(key, pending);
+      makes = true;
+    }
+  }
+  if (!makes)
+    return pending.get();
+  try {
+    std::shared_ptr<const T> value = make();
+    promise.set_value(value);
+    return value;
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    std::lock_guard<std::mutex> lock(mutex);
+    cache.erase(key);
+    throw;
+  }
+}
 
 Jit::Impl::Impl(const JitOptions &options)
     : disk(options.cacheDir ? *options.cacheDir : defaultCacheDir(),
@@ -330,15 +429,16 @@ std::string Jit::Impl::key(const std::string &text, const std::string &function,
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
 }
 
+llvm::orc::JITDylib &Jit::Impl::createDylib() {
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  auto created = lljit->createJITDylib("fxmlir_" + std::to_string(dylibs++));
+  checkError(created.takeError(), "cannot create a JIT library");
+  return *created;
+}
+
 std::shared_ptr<const CompiledFunction>
 Jit::Impl::load(const std::string &key, const CachedObject &entry) {
-  llvm::orc::JITDylib *dylib;
-  {
-    std::lock_guard<std::mutex> lock(cacheMutex);
-    auto created = lljit->createJITDylib("fxmlir_" + std::to_string(dylibs++));
-    checkError(created.takeError(), "cannot create a JIT library");
-    dylib = &*created;
-  }
+  llvm::orc::JITDylib *dylib = &createDylib();
   auto object = llvm::MemoryBuffer::getMemBufferCopy(entry.object, key);
   checkError(lljit->addObjectFile(*dylib, std::move(object)),
              "cannot load the compiled code");
@@ -376,6 +476,47 @@ Jit::Impl::compile(const std::string &key, const std::string &text,
   return loaded;
 }
 
+std::shared_ptr<const CudaFunction>
+Jit::Impl::compileCuda(const std::string &text, const std::string &function,
+                       const std::vector<TensorSpec> &inputs,
+                       const CudaTarget &target) {
+  auto start = Clock::now();
+  Signature signature;
+  std::string object;
+  {
+    std::lock_guard<std::mutex> lock(compileMutex);
+    SpecializedFunction specialized =
+        specialize(context, text, function, &inputs);
+    signature = std::move(specialized.signature);
+    object = compileCudaHost(*specialized.module, function, target.chip,
+                             target.features, *machine);
+  }
+  llvm::orc::JITDylib &dylib = createDylib();
+  llvm::orc::SymbolMap runtime;
+  for (auto [name, address] : cudaRuntimeSymbols())
+    runtime[lljit->mangleAndIntern(name)] = {
+        llvm::orc::ExecutorAddr::fromPtr(address),
+        llvm::JITSymbolFlags::Exported};
+  checkError(dylib.define(llvm::orc::absoluteSymbols(std::move(runtime))),
+             "cannot define the CUDA runtime functions");
+  checkError(lljit->addObjectFile(
+                 dylib, llvm::MemoryBuffer::getMemBufferCopy(object, function)),
+             "cannot load the compiled code");
+  auto lookup = [&](const char *symbol) {
+    return unwrap(lljit->lookup(dylib, symbol),
+                  "cannot link the compiled code");
+  };
+  auto compiled = std::make_shared<LoadedCudaFunction>(
+      lljit, std::move(signature), target.driver,
+      lookup(kEntrySymbol).toPtr<void (*)(void **)>(),
+      lookup(kCudaLoadSymbol).toPtr<void (*)()>(),
+      lookup(kCudaUnloadSymbol).toPtr<void (*)()>());
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  ++stats.compiled;
+  stats.compileSeconds += Seconds(Clock::now() - start).count();
+  return compiled;
+}
+
 Jit::Jit(JitOptions options) : impl(std::make_unique<Impl>(options)) {}
 Jit::~Jit() = default;
 
@@ -394,34 +535,9 @@ std::shared_ptr<const CompiledFunction>
 Jit::compileCpu(const std::string &moduleText, const std::string &function,
                 const std::vector<TensorSpec> &inputs) {
   std::string key = impl->key(moduleText, function, inputs);
-  std::promise<std::shared_ptr<const CompiledFunction>> promise;
-  std::shared_future<std::shared_ptr<const CompiledFunction>> pending;
-  bool compiles = false;
-  {
-    std::lock_guard<std::mutex> lock(impl->cacheMutex);
-    auto found = impl->cache.find(key);
-    if (found != impl->cache.end()) {
-      ++impl->stats.memoryHits;
-      pending = found->second;
-    } else {
-      pending = promise.get_future().share();
-      impl->cache.emplace(key, pending);
-      compiles = true;
-    }
-  }
-  if (!compiles)
-    return pending.get();
-  try {
-    std::shared_ptr<const CompiledFunction> compiled =
-        impl->compile(key, moduleText, function, inputs);
-    promise.set_value(compiled);
-    return compiled;
-  } catch (...) {
-    promise.set_exception(std::current_exception());
-    std::lock_guard<std::mutex> lock(impl->cacheMutex);
-    impl->cache.erase(key);
-    throw;
-  }
+  return cached(impl->cacheMutex, impl->cache, impl->stats, key, [&] {
+    return impl->compile(key, moduleText, function, inputs);
+  });
 }
 
 CudaProgram Jit::compileCuda(const std::string &moduleText,
@@ -436,6 +552,17 @@ CudaProgram Jit::compileCuda(const std::string &moduleText,
       compileToPtx(*specialized.module, function, chip, features);
   program.signature = std::move(specialized.signature);
   return program;
+}
+
+std::shared_ptr<const CudaFunction> Jit::compileCudaFunction(
+    const std::string &moduleText, const std::string &function,
+    const std::vector<TensorSpec> &inputs, const CudaTarget &target) {
+  std::string key = impl->key(moduleText, function, inputs) + " cuda " +
+                    target.chip + " " + target.features + " " +
+                    std::to_string(target.device);
+  return cached(impl->cacheMutex, impl->cudaCache, impl->stats, key, [&] {
+    return impl->compileCuda(moduleText, function, inputs, target);
+  });
 }
 
 std::string Jit::cacheDir() const { return impl->disk.dir(); }

@@ -10,6 +10,9 @@
 // RUN:   --implicit-check-not=__nv_ --implicit-check-not=math. --implicit-check-not=linalg.
 // RUN: fxmlir-opt %s --fxmlir-jit-cuda-ptx='chip=sm_90 features=+ptx80' | FileCheck %s --check-prefix=PTX \
 // RUN:   --implicit-check-not=.extern --implicit-check-not=gpu.module
+// RUN: fxmlir-opt %s --fxmlir-jit-cuda-host='chip=sm_90 features=+ptx80' | FileCheck %s --check-prefix=HOST \
+// RUN:   --implicit-check-not=memref. --implicit-check-not=func.func --implicit-check-not=arith. \
+// RUN:   --implicit-check-not=gpu.module --implicit-check-not=gpu.alloc --implicit-check-not=gpu.wait
 
 // LINALG-LABEL: func.func private @arith(
 // LINALG: linalg.generic
@@ -90,6 +93,19 @@
 
 // PTX: gpu.binary @arith_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry arith_kernel(
 // PTX-COUNT-7: gpu.binary @{{[a-z_]+}}_kernel_
+
+// The host side: LLVM dialect but the launches (translated with the PTX
+// binaries), temporaries from the mgpu* runtime.
+// HOST-LABEL: llvm.func @arith(
+// HOST: gpu.launch_func @arith_kernel::@arith_kernel
+// HOST: gpu.binary @arith_kernel {{ *}}[#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">
+// HOST-LABEL: llvm.func @reductions(
+// HOST: llvm.call @mgpuStreamCreate()
+// HOST: llvm.call @mgpuMemAlloc(
+// HOST: gpu.launch_func @reductions_kernel
+// HOST: llvm.call @mgpuMemFree(
+// HOST-LABEL: llvm.func @softmax(
+// HOST: llvm.call @mgpuMemcpy(
 
 !f = tensor<4x?xf32, #fxmlir.device<"cpu">>
 !h = tensor<4x?xbf16, #fxmlir.device<"cpu">>

@@ -49,6 +49,10 @@ void buildJitCpuPipeline(OpPassManager &pm);
 void buildJitCudaPipeline(OpPassManager &pm, const JitCudaOptions &options);
 /// ... -> PTX in a gpu.binary (`fxmlir-jit-cuda-ptx`).
 void buildJitCudaPtxPipeline(OpPassManager &pm, const JitCudaOptions &options);
+/// ... -> the host side in the LLVM dialect: gpu.launch_func, device buffers
+/// and the PTX's loading as calls of the mgpu* runtime functions
+/// (`fxmlir-jit-cuda-host`).
+void buildJitCudaHostPipeline(OpPassManager &pm, const JitCudaOptions &options);
 
 /// Registers the pipelines above by name for fxmlir-opt and textual pipelines.
 void registerJitPipelines();

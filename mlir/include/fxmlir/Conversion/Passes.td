@@ -179,4 +179,20 @@ def GpuLowerAllReduce : Pass<"fxmlir-gpu-lower-all-reduce", "::mlir::gpu::GPUMod
                            "::mlir::memref::MemRefDialect", "::mlir::cf::ControlFlowDialect"];
 }
 
+def GpuDeviceBuffers : Pass<"fxmlir-gpu-device-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Put the host function's temporary buffers in device memory";
+  let description = [{
+    Bufferization allocates a kernel's temporaries (row statistics, ...) with
+    `memref.alloc` in the host function, and copies between them with
+    `memref.copy`: host memory and host loops, which kernels cannot use.
+    This pass, run on the host functions after kernel outlining, makes them
+    `gpu.alloc`, `gpu.dealloc` and `gpu.memcpy`, each in the async form that
+    `gpu-to-llvm` lowers to the `mgpu*` runtime (its own `gpu.wait async`
+    token, waited for right after: the runtime orders everything on one
+    stream). Any other host op reading or writing memory fails the pass:
+    the host cannot touch device buffers.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // FXMLIR_CONVERSION_PASSES_TD

@@ -2,13 +2,14 @@
 //
 // The opaque API of the fxmlir JIT: compile a function outlined by
 // fxmlir-outline-jit-regions for the host CPU (LLVM ORC, O3) and run it on
-// raw contiguous buffers, or compile it for an NVIDIA GPU into PTX. Like
+// raw contiguous buffers, or compile it for an NVIDIA GPU: PTX kernels and
+// host code that launches them through a caller-supplied driver table. Like
 // Core.h, nothing here names an MLIR or LLVM type.
 //
 // Compiled code is cached in memory per Jit object, keyed by the function's
-// text, its input dtypes and dims and the target, and on disk (object files
-// under FXMLIR_CACHE_DIR, default $XDG_CACHE_HOME/fxmlir or ~/.cache/fxmlir),
-// so that a second process compiles nothing.
+// text, its input dtypes and dims and the target, and CPU code on disk
+// (object files under FXMLIR_CACHE_DIR, default $XDG_CACHE_HOME/fxmlir or
+// ~/.cache/fxmlir), so that a second process compiles nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -147,13 +148,60 @@ struct CudaProgram {
   Signature signature;
 };
 
+/// The CUDA driver functions that compiled host code reaches, with cuda.h's
+/// signatures and opaque handles (CUmodule, CUfunction, CUstream as void *,
+/// CUdeviceptr as uint64_t), launchKernel also told the number of `params`;
+/// each returns a CUresult, 0 for success. The core
+/// links no CUDA library: its user fills the table (the torch op library from
+/// the driver torch loaded, tests with mocks). None may throw.
+struct CudaDriver {
+  int (*moduleLoadData)(void **module, const void *image) = nullptr;
+  int (*moduleUnload)(void *module) = nullptr;
+  int (*moduleGetFunction)(void **function, void *module,
+                           const char *name) = nullptr;
+  int (*launchKernel)(void *function, unsigned gridX, unsigned gridY,
+                      unsigned gridZ, unsigned blockX, unsigned blockY,
+                      unsigned blockZ, unsigned sharedMemBytes, void *stream,
+                      void **params, void **extra, size_t paramCount) = nullptr;
+  int (*memcpyAsync)(uint64_t dst, uint64_t src, size_t bytes,
+                     void *stream) = nullptr;
+  /// Device memory for a temporary, used and freed in order on `stream`
+  /// (torch's caching allocator); null when there is none.
+  void *(*allocate)(size_t bytes, void *stream) = nullptr;
+  void (*deallocate)(void *pointer, void *stream) = nullptr;
+};
+
+/// Where compileCudaFunction's code runs.
+struct CudaTarget {
+  /// Architecture and PTX features, for nvvm-attach-target.
+  std::string chip = "sm_90";
+  std::string features = "+ptx80";
+  /// The device whose context is current when compiling: the kernels are
+  /// loaded into it, and cached per device.
+  int device = 0;
+  CudaDriver driver;
+};
+
+/// Compiled host code of one CUDA function: launches its kernels, loaded
+/// into the device's context when compiled and unloaded when destroyed.
+/// Buffers hold device pointers. `run` and `runRows` launch on the default
+/// stream, `launch` on any; thread-safe.
+class FXMLIR_API CudaFunction : public CompiledFunction {
+public:
+  /// Computes the results on `stream` (a CUstream): enqueues the kernels and
+  /// returns. Throws Error when a driver call fails.
+  void launch(const std::vector<Buffer> &inputs,
+              const std::vector<Buffer> &outputs, void *stream) const;
+};
+
 struct JitOptions {
   /// Where compiled objects are cached on disk: unset for FXMLIR_CACHE_DIR
   /// or its default, empty for no disk cache.
   std::optional<std::string> cacheDir;
 };
 
-/// How often compileCpu found its code where, and the time spent compiling.
+/// How often compileCpu and compileCudaFunction found their code where, and
+/// the time spent compiling.
 struct JitStats {
   int64_t compiled = 0;
   int64_t memoryHits = 0;
@@ -180,8 +228,7 @@ public:
   /// dims as the graph recorded them), with result dims and row splitting
   /// inferred. Throws Error for a missing function or one the JIT cannot
   /// lower.
-  Signature analyze(const std::string &moduleText,
-                    const std::string &function);
+  Signature analyze(const std::string &moduleText, const std::string &function);
 
   /// Compiles `function` for the host CPU at O3 for inputs of `inputs`: the
   /// function's dtypes, its static dims or kDynamic (a dim kDynamic here
@@ -199,6 +246,14 @@ public:
                           const std::vector<TensorSpec> &inputs,
                           const std::string &chip = "sm_90",
                           const std::string &features = "+ptx80");
+
+  /// Compiles `function` for an NVIDIA GPU as compileCuda does, and its
+  /// host side for the host CPU, calling `target.driver`; loads the kernels.
+  /// Cached in memory per target. Throws Error with the diagnostics, or when
+  /// loading the kernels fails.
+  std::shared_ptr<const CudaFunction> compileCudaFunction(
+      const std::string &moduleText, const std::string &function,
+      const std::vector<TensorSpec> &inputs, const CudaTarget &target);
 
   /// The disk cache directory, empty when there is none.
   std::string cacheDir() const;

@@ -1,0 +1,57 @@
+//===- Functions.cpp - the JIT functions a process has seen ---------------===//
+
+#include "Functions.h"
+
+#include <string>
+#include <unordered_map>
+
+using namespace fxmlir;
+using namespace fxmlir::runtime;
+
+namespace {
+constexpr std::pair<at::ScalarType, jit::DType> kDTypes[] = {
+    {at::kBool, jit::DType::Bool},     {at::kByte, jit::DType::UInt8},
+    {at::kChar, jit::DType::Int8},     {at::kShort, jit::DType::Int16},
+    {at::kInt, jit::DType::Int32},     {at::kLong, jit::DType::Int64},
+    {at::kHalf, jit::DType::Float16},  {at::kBFloat16, jit::DType::BFloat16},
+    {at::kFloat, jit::DType::Float32}, {at::kDouble, jit::DType::Float64}};
+} // namespace
+
+at::ScalarType runtime::scalarType(jit::DType dtype) {
+  for (auto [scalar, own] : kDTypes)
+    if (own == dtype)
+      return scalar;
+  TORCH_CHECK(false, "mlir_jit: unknown dtype");
+}
+
+Function &runtime::function(std::string_view module, std::string_view name) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::unique_ptr<Function>> functions;
+  std::string key;
+  key.reserve(module.size() + name.size() + 1);
+  key.append(name).push_back('\0');
+  key.append(module);
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<Function> &entry = functions[key];
+  if (!entry) {
+    auto fresh = std::make_unique<Function>();
+    fresh->signature =
+        jit::Jit::shared().analyze(std::string(module), std::string(name));
+    entry = std::move(fresh);
+  }
+  return *entry;
+}
+
+void runtime::checkInputs(std::string_view name,
+                          const jit::Signature &signature,
+                          at::TensorList inputs) {
+  TORCH_CHECK(inputs.size() == signature.inputs.size(), "mlir_jit @", name,
+              " takes ", signature.inputs.size(), " inputs, got ",
+              inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    at::ScalarType expected = scalarType(signature.inputs[i].dtype);
+    TORCH_CHECK(inputs[i].scalar_type() == expected, "mlir_jit @", name,
+                ": input ", i, " must be ", expected, ", got ",
+                inputs[i].scalar_type());
+  }
+}

@@ -1,0 +1,56 @@
+//===- Functions.h - the JIT functions a process has seen --------*- C++
+//-*-===//
+//
+// What mlir_jit's kernels share: each function's signature (worked out on
+// its first call), its compiled code, and the checks and error messages.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FXMLIR_RUNTIME_FUNCTIONS_H
+#define FXMLIR_RUNTIME_FUNCTIONS_H
+
+#include "fxmlir/Core/Jit.h"
+
+#include <ATen/core/Tensor.h>
+#include <c10/util/Exception.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string_view>
+
+namespace fxmlir::runtime {
+
+at::ScalarType scalarType(jit::DType dtype);
+
+/// What the process knows of a JIT function: its signature, and its code
+/// once compiled (CPU once, CUDA per device).
+struct Function {
+  jit::Signature signature;
+  std::once_flag cpuCompiled;
+  std::shared_ptr<const jit::CompiledFunction> cpu;
+  std::mutex cudaMutex;
+  std::map<int, std::shared_ptr<const jit::CudaFunction>> cuda;
+};
+
+/// The function `name` of `module`, analyzed on first use by the shared Jit.
+/// Thread-safe; throws fxmlir::Error.
+Function &function(std::string_view module, std::string_view name);
+
+/// Runs `body`, turning fxmlir errors into torch errors naming the function.
+template <typename Body>
+auto guarded(std::string_view name, Body &&body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const fxmlir::Error &error) {
+    TORCH_CHECK(false, "mlir_jit @", name, ": ", error.what());
+  }
+}
+
+/// Checks the number and dtypes of `inputs` against the signature.
+void checkInputs(std::string_view name, const jit::Signature &signature,
+                 at::TensorList inputs);
+
+} // namespace fxmlir::runtime
+
+#endif // FXMLIR_RUNTIME_FUNCTIONS_H
