@@ -2,6 +2,8 @@
 
 #include "Functions.h"
 
+#include <ATen/ATen.h>
+
 #include <string>
 #include <unordered_map>
 
@@ -54,4 +56,26 @@ void runtime::checkInputs(std::string_view name,
                 ": input ", i, " must be ", expected, ", got ",
                 inputs[i].scalar_type());
   }
+}
+
+Call runtime::prepareCall(std::string_view name,
+                          const jit::CompiledFunction &compiled,
+                          at::TensorList inputs, at::Device device) {
+  Call call;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const at::Tensor &input : inputs) {
+    call.inputs.push_back(input.contiguous());
+    shapes.push_back(input.sizes().vec());
+    call.inputBuffers.push_back({call.inputs.back().data_ptr(), shapes.back()});
+  }
+  std::vector<std::vector<int64_t>> resultShapes =
+      guarded(name, [&] { return compiled.resultShapes(shapes); });
+  for (size_t i = 0; i < resultShapes.size(); ++i) {
+    call.results.push_back(at::empty(
+        resultShapes[i], at::TensorOptions().device(device).dtype(scalarType(
+                             compiled.signature().results[i].dtype))));
+    call.outputBuffers.push_back(
+        {call.results.back().data_ptr(), resultShapes[i]});
+  }
+  return call;
 }

@@ -1,5 +1,4 @@
-//===- Functions.h - the JIT functions a process has seen --------*- C++
-//-*-===//
+//===- Functions.h - the JIT functions a process has seen -----*- C++ -*-===//
 //
 // What mlir_jit's kernels share: each function's signature (worked out on
 // its first call), its compiled code, and the checks and error messages.
@@ -18,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string_view>
+#include <vector>
 
 namespace fxmlir::runtime {
 
@@ -50,6 +50,18 @@ auto guarded(std::string_view name, Body &&body) -> decltype(body()) {
 /// Checks the number and dtypes of `inputs` against the signature.
 void checkInputs(std::string_view name, const jit::Signature &signature,
                  at::TensorList inputs);
+
+/// One call's tensors and the compiled code's view of them.
+struct Call {
+  std::vector<at::Tensor> inputs; // contiguous
+  std::vector<at::Tensor> results;
+  std::vector<jit::Buffer> inputBuffers, outputBuffers;
+};
+
+/// Contiguous copies of `inputs` (where they are not) and results on
+/// `device`, shaped and typed as `compiled` infers them.
+Call prepareCall(std::string_view name, const jit::CompiledFunction &compiled,
+                 at::TensorList inputs, at::Device device);
 
 } // namespace fxmlir::runtime
 

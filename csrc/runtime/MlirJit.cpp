@@ -22,7 +22,6 @@
 namespace fxmlir::runtime {
 namespace {
 
-using jit::Buffer;
 using jit::CompiledFunction;
 using jit::Signature;
 
@@ -72,36 +71,21 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
         return compiledCpu(function, module, name);
       });
 
-  std::vector<at::Tensor> contiguous;
-  std::vector<Buffer> inputBuffers;
-  std::vector<std::vector<int64_t>> shapes;
-  for (const at::Tensor &input : inputs) {
+  for (const at::Tensor &input : inputs)
     TORCH_CHECK(input.device().is_cpu(), "mlir_jit @", name,
                 ": CPU kernel got a tensor on ", input.device());
-    contiguous.push_back(input.contiguous());
-    shapes.push_back(input.sizes().vec());
-    inputBuffers.push_back({contiguous.back().data_ptr(), shapes.back()});
-  }
-  std::vector<std::vector<int64_t>> resultShapes =
-      guarded(name, [&] { return compiled.resultShapes(shapes); });
-  std::vector<at::Tensor> results;
-  std::vector<Buffer> outputBuffers;
-  for (size_t i = 0; i < resultShapes.size(); ++i) {
-    results.push_back(at::empty(resultShapes[i],
-                                at::TensorOptions().dtype(scalarType(
-                                    compiled.signature().results[i].dtype))));
-    outputBuffers.push_back({results.back().data_ptr(), resultShapes[i]});
-  }
+  Call call = prepareCall(name, compiled, inputs, at::kCPU);
+  std::vector<at::Tensor> results = std::move(call.results);
 
   int64_t rows =
-      results.empty() || resultShapes[0].empty() ? 0 : resultShapes[0][0];
+      results.empty() || results[0].dim() == 0 ? 0 : results[0].size(0);
   if (!compiled.signature().rowsSplittable || rows < 2) {
-    guarded(name, [&] { compiled.run(inputBuffers, outputBuffers); });
+    guarded(name, [&] { compiled.run(call.inputBuffers, call.outputBuffers); });
     return results;
   }
   int64_t rowElements = std::max<int64_t>(1, results[0].numel() / rows);
   int64_t rowBytes = 0;
-  for (const at::Tensor &tensor : contiguous)
+  for (const at::Tensor &tensor : call.inputs)
     if (tensor.dim() == results[0].dim())
       rowBytes =
           std::max(rowBytes, tensor.numel() / rows *
@@ -112,7 +96,7 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
   guarded(name, [&] {
     at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
       for (int64_t first = begin; first < end; first += slice)
-        compiled.runRows(inputBuffers, outputBuffers, first,
+        compiled.runRows(call.inputBuffers, call.outputBuffers, first,
                          std::min(end, first + slice));
     });
   });

@@ -168,27 +168,12 @@ std::vector<at::Tensor> mlirJitCuda(c10::string_view module,
         return compiledCuda(function, module, name, device.index());
       });
 
-  std::vector<at::Tensor> contiguous;
-  std::vector<jit::Buffer> inputBuffers;
-  std::vector<std::vector<int64_t>> shapes;
-  for (const at::Tensor &input : inputs) {
-    contiguous.push_back(input.contiguous());
-    shapes.push_back(input.sizes().vec());
-    inputBuffers.push_back({contiguous.back().data_ptr(), shapes.back()});
-  }
-  std::vector<std::vector<int64_t>> resultShapes =
-      guarded(name, [&] { return compiled.resultShapes(shapes); });
-  std::vector<at::Tensor> results;
-  std::vector<jit::Buffer> outputBuffers;
-  for (size_t i = 0; i < resultShapes.size(); ++i) {
-    results.push_back(at::empty(
-        resultShapes[i], at::TensorOptions().device(device).dtype(scalarType(
-                             compiled.signature().results[i].dtype))));
-    outputBuffers.push_back({results.back().data_ptr(), resultShapes[i]});
-  }
+  Call call = prepareCall(name, compiled, inputs, device);
   cudaStream_t stream = at::cuda::getCurrentCUDAStream(device.index());
-  guarded(name, [&] { compiled.launch(inputBuffers, outputBuffers, stream); });
-  return results;
+  guarded(name, [&] {
+    compiled.launch(call.inputBuffers, call.outputBuffers, stream);
+  });
+  return call.results;
 }
 
 } // namespace

@@ -50,6 +50,17 @@ static void addBufferization(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
+/// The last conversions of host code to the LLVM dialect, once memrefs,
+/// math and GPU ops are lowered: arithmetic, control flow, functions.
+static void addScalarCodeToLLVM(OpPassManager &pm) {
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
 void fxmlir::buildJitCpuPipeline(OpPassManager &pm) {
   buildJitToLinalgPipeline(pm);
   addBufferization(pm);
@@ -63,12 +74,7 @@ void fxmlir::buildJitCpuPipeline(OpPassManager &pm) {
   pm.addPass(createConvertMathToLLVMPass());
   // What LLVM has no intrinsic for (f64 tanh, erf) calls libm.
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+  addScalarCodeToLLVM(pm);
 }
 
 void fxmlir::buildJitCudaPipeline(OpPassManager &pm,
@@ -123,12 +129,7 @@ void fxmlir::buildJitCudaHostPipeline(OpPassManager &pm,
   // PTX becomes a global that a constructor loads (mgpuModuleLoadJIT).
   pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+  addScalarCodeToLLVM(pm);
 }
 
 namespace {
