@@ -57,6 +57,20 @@ bool parseApproximate(const char *op, c10::string_view approximate) {
   return approximate == "tanh";
 }
 
+Activation parseActivation(const char *op, c10::string_view activation) {
+  for (auto [name, value] : {std::pair{"none", Activation::None},
+                             {"gelu", Activation::Gelu},
+                             {"gelu_tanh", Activation::GeluTanh},
+                             {"relu", Activation::Relu},
+                             {"silu", Activation::Silu}})
+    if (activation == name)
+      return value;
+  TORCH_CHECK(false, op,
+              ": activation must be 'none', 'gelu', 'gelu_tanh', 'relu' or "
+              "'silu', got '",
+              activation, "'");
+}
+
 void checkDropProbability(const char *op, double p) {
   TORCH_CHECK(p >= 0.0 && p < 1.0, op, ": p must be in [0, 1), got ", p);
 }

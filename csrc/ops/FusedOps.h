@@ -75,6 +75,11 @@ void checkLikeX(const char *op, const char *name, const at::Tensor &other,
 /// Parses gelu's approximate argument: true for "tanh", false for "none".
 bool parseApproximate(const char *op, c10::string_view approximate);
 
+/// The activation a fused dropout applies first (schema.py's enum).
+enum class Activation { None, Gelu, GeluTanh, Relu, Silu };
+
+Activation parseActivation(const char *op, c10::string_view activation);
+
 void checkDropProbability(const char *op, double p);
 
 /// Checks a packed mask (uint8, 1-D, ceil(numel / 8) bytes) for `like`.
@@ -262,14 +267,38 @@ inline c10::SymInt packedMaskBytes(const at::Tensor &like) {
   return (like.sym_numel() + 7) / 8;
 }
 
+/// f(wrap), where wrap(elementOp) is the element op that applies
+/// `activation` first (elementOp itself for none).
+template <typename F> void withActivation(Activation activation, F f) {
+  auto activateThen = [&](auto act) {
+    f([](auto elementOp) {
+      return kernels::ActivateThen<decltype(act), decltype(elementOp)>{
+          elementOp};
+    });
+  };
+  switch (activation) {
+  case Activation::None:
+    return f([](auto elementOp) { return elementOp; });
+  case Activation::Gelu:
+    return activateThen(kernels::Gelu<false>{});
+  case Activation::GeluTanh:
+    return activateThen(kernels::Gelu<true>{});
+  case Activation::Relu:
+    return activateThen(kernels::Relu{});
+  case Activation::Silu:
+    return activateThen(kernels::Silu{});
+  }
+}
+
 template <Device D>
 std::tuple<at::Tensor, at::Tensor>
 fusedBiasDropoutAdd(const at::Tensor &x, const at::Tensor &bias,
                     const std::optional<at::Tensor> &residual, int64_t axis,
-                    double p, bool packed) {
+                    double p, bool packed, c10::string_view activationName) {
   constexpr const char *op = "fused_bias_dropout_add";
   axis = checkBias(op, x, bias, axis);
   checkDropProbability(op, p);
+  Activation activation = parseActivation(op, activationName);
   if (residual)
     Grad{"residual", *residual}.check(op, x);
   at::Tensor mask = packed ? at::empty_symint({packedMaskBytes(x)},
@@ -294,17 +323,19 @@ fusedBiasDropoutAdd(const at::Tensor &x, const at::Tensor &bias,
                 mask.mutable_data_ptr(), shape, p, residualData...);
           };
           double scale = 1.0 / (1.0 - p);
-          auto withResidual = [&](auto packedTag) {
-            if (rc.defined())
-              launch(packedTag, kernels::MaskScaleAdd{scale},
-                     static_cast<const T *>(rc.const_data_ptr()));
+          withActivation(activation, [&](auto activate) {
+            auto withResidual = [&](auto packedTag) {
+              if (rc.defined())
+                launch(packedTag, activate(kernels::MaskScaleAdd{scale}),
+                       static_cast<const T *>(rc.const_data_ptr()));
+              else
+                launch(packedTag, activate(kernels::MaskScale{scale}));
+            };
+            if (packed)
+              withResidual(std::true_type{});
             else
-              launch(packedTag, kernels::MaskScale{scale});
-          };
-          if (packed)
-            withResidual(std::true_type{});
-          else
-            withResidual(std::false_type{});
+              withResidual(std::false_type{});
+          });
         });
   }
   return {result, mask};

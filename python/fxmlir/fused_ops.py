@@ -205,25 +205,29 @@ FUSED_OPS = (
     ),
     FusedOp(
         "fused_bias_dropout_add(Tensor x, Tensor bias, Tensor? residual, int axis, float p, "
-        "bool packed=True) -> (Tensor y, Tensor mask)",
-        summary="residual + dropout(x + bias) in one kernel that draws its mask",
+        'bool packed=True, str activation="none") -> (Tensor y, Tensor mask)',
+        summary="residual + dropout(act(x + bias)) in one kernel that draws its mask",
         description="""
-    Megatron's `bias_dropout_add`: `y = residual + (x + bias) * mask / (1 - p)`
-    (no residual: `y = dropout(x + bias)`), with the keep mask drawn inside
-    the kernel from torch's generator for the device (Philox, like
-    `random_mask_like`: `torch.manual_seed` reproduces it). `mask` is what
+    Megatron's `bias_dropout_add`: `y = residual + act(x + bias) * mask / (1 - p)`
+    (no residual: `y = dropout(act(x + bias))`). `activation` is "none"
+    (act(v) = v), "gelu" (erf), "gelu_tanh", "relu" or "silu": a dropout
+    after an activation (`Linear -> GELU -> Dropout`) costs no pass of its
+    own. The keep mask is drawn inside the kernel from torch's generator for
+    the device (Philox, like `random_mask_like`: `torch.manual_seed`
+    reproduces it). `mask` is what
     backward needs: with `packed`, 1 bit per element (uint8, ceil(numel / 8)
     bytes, element i in bit i % 8 of byte i / 8), 8x less than the bool mask
     `native_dropout` saves; without, that bool mask shaped like `x`.
     Not Pure: two dropouts must never be merged.
 
     ```mlir
-    %y, %m = fxmlir.fused_bias_dropout_add %x, %b, %r {axis = 1 : i64, p = 1.000000e-01 : f64, packed = true}
+    %y, %m = fxmlir.fused_bias_dropout_add %x, %b, %r {activation = "gelu", axis = 1 : i64, p = 1.000000e-01 : f64, packed = true}
         : (tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<16xui8>)
     ```""",
         family=Family.DROPOUT,
         tags=("nondeterministic_seeded",),
-        saves=("mask",),
+        # x and bias for the activation's gradient (not read without one).
+        saves=("x", "bias", "mask"),
     ),
     FusedOp(
         "packed_mask_scale(Tensor grad, Tensor mask, float scale) -> Tensor",

@@ -154,14 +154,26 @@ def backward_fused_bias_add_mask_scale(a: SimpleNamespace, grad: torch.Tensor,
     return _pre_activation_grads(grad * a.mask * a.scale, a, needs)
 
 
+# The gradient with respect to x + bias of fused_bias_dropout_add's
+# activation, given the gradient of its value, by the op's `activation`.
+_ACTIVATION_GRADS: dict[str, Callable[[torch.Tensor, SimpleNamespace], torch.Tensor]] = {
+    "none": lambda g, a: g,
+    "gelu": lambda g, a: fxmlir_ops.fused_bias_add_gelu_grad(g, a.x, a.bias, a.axis, "none"),
+    "gelu_tanh": lambda g, a: fxmlir_ops.fused_bias_add_gelu_grad(
+        g, a.x, a.bias, a.axis, "tanh"),
+    "relu": lambda g, a: fxmlir_ops.fused_bias_add_relu_grad(g, a.x, a.bias, a.axis),
+    "silu": lambda g, a: fxmlir_ops.fused_bias_add_silu_grad(g, a.x, a.bias, a.axis),
+}
+
+
 def backward_fused_bias_dropout_add(a: SimpleNamespace, grad: torch.Tensor,
                                     needs: set[str]) -> Grads:
     scale = 1 / (1 - a.p)
     if a.packed:
-        grad_pre = fxmlir_ops.packed_mask_scale(grad, a.mask, scale)
+        grad_act = fxmlir_ops.packed_mask_scale(grad, a.mask, scale)
     else:
-        grad_pre = torch.ops.aten.native_dropout_backward(grad, a.mask, scale)
-    grads = _pre_activation_grads(grad_pre, a, needs)
+        grad_act = torch.ops.aten.native_dropout_backward(grad, a.mask, scale)
+    grads = _pre_activation_grads(_ACTIVATION_GRADS[a.activation](grad_act, a), a, needs)
     if "residual" in needs:
         grads["residual"] = grad
     return grads

@@ -210,6 +210,8 @@ class VerifyRule(enum.Enum):
 # others).
 STR_ENUMS = {
     "approximate": ("none", "tanh"),
+    # fxmlir's own: the activation a fused dropout applies first.
+    "activation": ("none", "gelu", "gelu_tanh", "relu", "silu"),
     "rounding_mode": ("trunc", "floor"),
     "reduce": ("sum", "prod", "mean", "amax", "amin"),
 }

@@ -66,10 +66,11 @@ def test_env_var_routes_an_unchanged_script_and_dumps(tmp_path):
         # The dumps are valid inputs for fxmlir-opt.
         subprocess.run([str(FXMLIR_OPT), str(folder / "final.mlir")], check=True,
                        capture_output=True)
-    # The default pipeline fused the linear layer's bias add and gelu before
-    # autodiff, so the backward graph calls the fused gradient.
+    # The default pipeline fused the linear layer's bias add, gelu and
+    # dropout before autodiff, so the backward graph calls the fused gradient.
     forward = (graph / "forward" / "final.mlir").read_text()
-    assert "fxmlir.fused_bias_add_gelu" in forward and "fxmlir.aten.native_dropout" in forward
+    assert 'fxmlir.fused_bias_dropout_add' in forward and 'activation = "gelu"' in forward
+    assert "fxmlir.aten.native_dropout" not in forward
     backward = (graph / "backward" / "final.mlir").read_text()
     assert "fxmlir.fused_bias_add_gelu_grad" in backward
 

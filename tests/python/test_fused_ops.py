@@ -283,6 +283,8 @@ OPCHECK_CASES = {
         ops.fused_bias_dropout_add.default, (x, b, g, 1, 0.0)),
     "fused_bias_dropout_add_bool_mask": lambda x, b, m, g: (
         ops.fused_bias_dropout_add.default, (x, b, None, 1, 0.0, False)),
+    "fused_bias_dropout_add_gelu": lambda x, b, m, g: (
+        ops.fused_bias_dropout_add.default, (x, b, g, 1, 0.0, True, "gelu")),
     "packed_mask_scale": lambda x, b, m, g: (
         ops.packed_mask_scale.default,
         (x, torch.randint(0, 256, (8,), dtype=torch.uint8, device=x.device), 2.0)),
@@ -403,6 +405,9 @@ def test_errors() -> None:
     for p in (-0.1, 1.0, float("nan")):
         with pytest.raises(RuntimeError, match=r"p must be in \[0, 1\)"):
             ops.random_mask_like(x, p)
+    with pytest.raises(RuntimeError, match="fused_bias_dropout_add: activation must be 'none', "
+                       "'gelu', 'gelu_tanh', 'relu' or 'silu', got 'tanh'"):
+        ops.fused_bias_dropout_add(x, bias, None, 1, 0.1, True, "tanh")
 
 
 # One failing call per op: its kernel's argument check raises c10::Error.
@@ -453,6 +458,8 @@ def test_errors_on_meta() -> None:
     x = torch.empty(4, 5, device="meta")
     with pytest.raises(RuntimeError, match="bias has 4 elements"):
         ops.bias_add(x, torch.empty(4, device="meta"), 1)
+    with pytest.raises(RuntimeError, match="activation must be"):
+        ops.fused_bias_dropout_add(x, torch.empty(5, device="meta"), None, 1, 0.1, True, "elu")
     assert ops.random_mask_like(x, 0.5).dtype == torch.bool
 
 
@@ -574,6 +581,61 @@ def test_fused_bias_dropout_add(device, dtype, shape, axis, residual, packed) ->
         assert mask.dtype == torch.uint8 and mask.shape == ((x.numel() + 7) // 8,)
     else:
         assert mask.dtype == torch.bool and mask.shape == x.shape
+
+
+# fused_bias_dropout_add's activations, as eager spells them.
+DROPOUT_ACTIVATIONS = {
+    "none": lambda v: v,
+    "gelu": F.gelu,
+    "gelu_tanh": lambda v: F.gelu(v, approximate="tanh"),
+    "relu": F.relu,
+    "silu": F.silu,
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("activation", sorted(DROPOUT_ACTIVATIONS))
+@pytest.mark.parametrize("residual,packed", [(False, True), (True, False)])
+def test_fused_bias_dropout_add_activation(device, dtype, activation, residual,
+                                           packed) -> None:
+    """dropout(act(x + bias)) [+ residual] against eager given the mask."""
+    shape, axis = (3, 40, 7), 1
+    x, bias = make_inputs(shape, axis, dtype, device)
+    inputs = [x, bias] + ([torch.randn(shape, dtype=dtype, device=device)] if residual else [])
+    p, masks = 0.25, []
+
+    def fused(x, b, *r):
+        out, mask = ops.fused_bias_dropout_add(x, b, r[0] if r else None, axis, p, packed,
+                                               activation)
+        masks.append(mask)
+        return out
+
+    def reference(x, b, *r):
+        keep = unpack(masks[0], x) if packed else masks[0]
+        act = DROPOUT_ACTIVATIONS[activation](x + bias_view(b, x.dim(), axis))
+        dropped = act * keep / (1 - p)
+        return r[0] + dropped if r else dropped
+
+    check_forward_backward(fused, reference, inputs, dtype)
+
+
+@pytest.mark.parametrize("activation", sorted(DROPOUT_ACTIVATIONS))
+def test_fused_bias_dropout_add_activation_double_backward(activation) -> None:
+    """Exact second derivatives through the activation (gradient penalties);
+    the seed fixes the mask across gradcheck's calls."""
+    x = (torch.rand(3, 4, dtype=torch.float64) + 0.5) * \
+        torch.tensor([1.0, -1.0, 1.0, -1.0], dtype=torch.float64)  # off relu's kink
+    bias = (torch.rand(4, dtype=torch.float64) * 0.1).requires_grad_()
+    residual = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+
+    def fused(x, b, r):
+        torch.manual_seed(0)
+        return ops.fused_bias_dropout_add(x, b, r, 1, 0.5, True, activation)[0]
+
+    inputs = (x.requires_grad_(), bias, residual)
+    assert torch.autograd.gradcheck(fused, inputs)
+    assert torch.autograd.gradgradcheck(fused, inputs)
 
 
 @pytest.mark.parametrize("device", DEVICES)

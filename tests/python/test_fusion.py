@@ -80,21 +80,20 @@ def test_with_dropout_the_fused_model_trains(tmp_path):
     assert mean(losses[-5:]) < 0.95 * mean(losses[:5])
     assert mean(losses[-5:]) == pytest.approx(mean(eager_losses[-5:]), rel=0.05)
 
-    # Before autodiff the fused ops carry their own backward: the residual
-    # dropout's mask is saved packed, 1 bit per element.
+    # Before autodiff the fused ops carry their own backward: the masks are
+    # saved packed, 1 bit per element. The GELU joins the dropout after it.
     before, summary = stage_files(tmp_path, "before_autodiff")
-    assert summary["fused_ops"] == {"fxmlir.fused_bias_add_gelu": 1,
-                                    "fxmlir.fused_bias_dropout_add": 1}
+    assert summary["fused_ops"] == {"fxmlir.fused_bias_dropout_add": 2}
+    assert 'activation = "gelu_tanh"' in before and 'activation = "none"' in before
     assert "packed = true" in before
     forward, summary = stage_files(tmp_path, "forward")
-    assert summary["fused_ops"] == {"fxmlir.fused_bias_add_gelu": 1,
-                                    "fxmlir.fused_bias_dropout_add": 1}
+    assert summary["fused_ops"] == {"fxmlir.fused_bias_dropout_add": 2}
     assert "fxmlir.aten.gelu " not in forward and "fxmlir.aten.gelu\"" not in forward
     assert "fxmlir.bias_add" not in forward
     assert "xui8" in forward  # the packed mask is what the forward hands on
     backward, summary = stage_files(tmp_path, "backward")
     assert summary["fused_ops"] == {"fxmlir.fused_bias_add_gelu_grad": 1,
-                                    "fxmlir.packed_mask_scale": 1}
+                                    "fxmlir.packed_mask_scale": 2}
     assert "fxmlir.aten.gelu_backward" not in backward
 
 
@@ -113,6 +112,35 @@ def test_backward_uses_the_forward_mask(tmp_path):
     torch.testing.assert_close(x.grad, expected_x_grad)
     forward, _ = stage_files(tmp_path, "forward")
     assert "fxmlir.fused_bias_dropout_add" in forward
+
+
+@pytest.mark.parametrize("activation", [nn.GELU(), nn.GELU(approximate="tanh"), nn.ReLU(),
+                                        nn.SiLU()], ids=["gelu", "gelu_tanh", "relu", "silu"])
+def test_dropout_after_an_activation_joins_its_kernel(tmp_path, activation):
+    # Linear -> activation -> Dropout (the example MLP's): one kernel adds the
+    # bias, activates and drops; its gradients equal eager's given the mask
+    # the kernel drew (the zeros of the output: no activation value here is
+    # exactly 0 where kept but relu's, whose gradient is 0 there anyway).
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 64), activation, nn.Dropout(0.5))
+    reference = copy.deepcopy(model[:2])
+    x = torch.randn(8, 16, requires_grad=True)
+    x_ref = x.detach().clone().requires_grad_()
+    compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        out = compiled(x)
+    expected = reference(x_ref) * (out != 0) * 2.0
+    torch.testing.assert_close(out, expected)
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    expected.backward(grad)
+    torch.testing.assert_close(x.grad, x_ref.grad)
+    for mine, theirs in zip(model[0].parameters(), reference[0].parameters()):
+        torch.testing.assert_close(mine.grad, theirs.grad)
+    before, summary = stage_files(tmp_path, "before_autodiff")
+    assert summary["fused_ops"] == {"fxmlir.fused_bias_dropout_add": 1}
+    assert "activation = \"none\"" not in before
 
 
 def test_after_autodiff_the_residual_dropout_keeps_a_bool_mask(tmp_path):

@@ -113,6 +113,16 @@ struct MaskScaleAdd {
   }
 };
 
+/// An activation, then another element op on its value (a dropout after
+/// GELU): Then's other inputs pass through.
+template <typename Act, typename Then> struct ActivateThen {
+  Then then;
+  template <typename A, typename... Rest>
+  FXMLIR_HOST_DEVICE A operator()(A v, Rest... rest) const {
+    return then(Act::value(v), rest...);
+  }
+};
+
 /// Bit `i % 8` of a packed mask's byte: element i's keep flag.
 FXMLIR_HOST_DEVICE bool packedKeep(uint32_t byte, int64_t i) {
   return (byte >> (i & 7)) & 1u;

@@ -1,6 +1,6 @@
-//===- BiasAddFusions.cpp - the bias_add fusion pattern sets --------------===//
+//===- BiasAddFusions.cpp - the bias_add + activation pattern set ---------===//
 //
-// Each family's patterns are every DRR def of its .td file: a new fusion of
+// The family's patterns are every DRR def of its .td file: a new fusion of
 // the family is one def there.
 //
 //===----------------------------------------------------------------------===//
@@ -12,16 +12,8 @@ namespace mlir::fxmlir {
 namespace activation {
 #include "fxmlir/Transforms/Patterns/BiasAddActivationFusions.inc"
 } // namespace activation
-namespace dropout {
-#include "fxmlir/Transforms/Patterns/BiasAddDropoutFusions.inc"
-} // namespace dropout
 
 void populateBiasAddActivationFusionPatterns(RewritePatternSet &patterns) {
   activation::populateWithGenerated(patterns);
-}
-
-void populateBiasAddDropoutFusionPatterns(RewritePatternSet &patterns) {
-  dropout::populateWithGenerated(patterns);
-  populateResidualDropoutFusionPatterns(patterns);
 }
 } // namespace mlir::fxmlir

@@ -1,15 +1,19 @@
-//===- FuseBiasAddDropout.cpp - bias_add + dropout (+ residual) fusion ----===//
+//===- FuseBiasAddDropout.cpp - bias op + dropout (+ residual) fusion -----===//
 //
-// The DRR patterns of Patterns/BiasAddDropoutFusions.td fuse a dropout of a
-// bias_add; the pattern here, tried first on the same dropout, also takes
-// the residual add of its output (Megatron's bias_dropout_add):
-//   add(residual, dropout(bias_add(x, b)))         before autodiff
-//   add(residual, native_dropout(bias_add(x, b))#0) after autodiff
-// (either operand order) -> fused_bias_dropout_add(x, b, residual). It
-// replaces two ops, the add and the dropout (whose bool mask, after
-// autodiff, the backward graph reads), which DRR cannot: a DRR pattern
-// rooted at the add would leave the dropout behind, and a random op is
-// never erased as dead.
+// A training dropout of a single-use bias op (OneFlow's second seed fusion,
+// and Megatron's bias_dropout_add when a residual add takes its output):
+//   [add(residual,] dropout(f(x, b))[)]            before autodiff
+//   [add(residual,] native_dropout(f(x, b))#0[)]   after autodiff
+// where f is bias_add or a fused bias_add + activation (the
+// fuse-bias-add-activation pass ran first: `Linear -> GELU -> Dropout`),
+// becomes fused_bias_dropout_add(x, b, residual or none, activation), whose
+// kernel draws the mask. The add, when it joins, is on either side, adds no
+// broadcast and no promotion. Before autodiff the mask is packed at 1 bit
+// per element (the fused op's own backward saves it); after autodiff,
+// native_dropout's bool mask is a forward output the backward graph reads,
+// so it stays bool. The pattern replaces up to three ops, the add and the
+// dropout two roots, which DRR cannot say (a random op is never erased as
+// dead).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +24,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::fxmlir {
 #define GEN_PASS_DEF_FUSEBIASADDDROPOUT
@@ -27,55 +32,106 @@ namespace mlir::fxmlir {
 
 namespace {
 
+/// act(x + bias): a bias op the fused dropout can compute first, with its
+/// `activation` name (fused_ops.py's enum).
+struct BiasActivation {
+  Operation *op;
+  Value x, bias;
+  IntegerAttr axis;
+  StringRef activation;
+};
+
+std::optional<BiasActivation> matchBiasActivation(Value input) {
+  Operation *op = input.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  using Result = std::optional<BiasActivation>;
+  return llvm::TypeSwitch<Operation *, Result>(op)
+      .Case([](BiasAddOp sum) -> Result {
+        return BiasActivation{sum, sum.getX(), sum.getBias(), sum.getAxisAttr(),
+                              "none"};
+      })
+      .Case([](FusedBiasAddGeluOp gelu) -> Result {
+        return BiasActivation{
+            gelu, gelu.getX(), gelu.getBias(), gelu.getAxisAttr(),
+            gelu.getApproximate() == "tanh" ? "gelu_tanh" : "gelu"};
+      })
+      .Case([](FusedBiasAddReluOp relu) -> Result {
+        return BiasActivation{relu, relu.getX(), relu.getBias(),
+                              relu.getAxisAttr(), "relu"};
+      })
+      .Case([](FusedBiasAddSiluOp silu) -> Result {
+        return BiasActivation{silu, silu.getX(), silu.getBias(),
+                              silu.getAxisAttr(), "silu"};
+      })
+      .Default([](Operation *) -> Result { return std::nullopt; });
+}
+
+/// The residual add that takes `output` as a whole, if any: alpha 1, the
+/// other operand of output's type (no broadcast: a bias; no promotion:
+/// autocast adds a bf16 dropout to an f32 residual), placed so that every
+/// reader of `mask` (after autodiff) comes after it.
+AddTensorOp matchResidualAdd(Value output, Value mask) {
+  if (!output.hasOneUse())
+    return nullptr;
+  auto add = dyn_cast<AddTensorOp>(*output.getUsers().begin());
+  if (!add || !isScalar(add.getAlphaAttr(), 1) ||
+      add.getSelf().getType() != add.getOther().getType() ||
+      add.getType() != output.getType())
+    return nullptr;
+  if (mask && !llvm::all_of(mask.getUsers(), [&](Operation *user) {
+        return user->getBlock() == add->getBlock() &&
+               add->isBeforeInBlock(user);
+      }))
+    return nullptr;
+  return add;
+}
+
 /// DropoutOp before autodiff (mask packed, no mask result), NativeDropoutOp
 /// after (bool mask result).
-template <typename Dropout>
-struct FuseResidualDropout : OpRewritePattern<Dropout> {
+template <typename Dropout> struct FuseBiasDropout : OpRewritePattern<Dropout> {
   static constexpr bool kPacked = std::is_same_v<Dropout, DropoutOp>;
-
-  // Three ops matched: above the DRR patterns of the dropout alone (two).
-  explicit FuseResidualDropout(MLIRContext *context)
-      : OpRewritePattern<Dropout>(context, /*benefit=*/3) {}
+  using OpRewritePattern<Dropout>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(Dropout dropout,
                                 PatternRewriter &rewriter) const override {
-    Value output = dropout->getResult(0);
-    auto sum = dropout.getInput().template getDefiningOp<BiasAddOp>();
-    if (!sum || !sum->hasOneUse() || !isFusibleTensor(sum.getX()) ||
-        !isActiveDropout(dropout.getTrainAttr(), dropout.getPAttr()))
+    if (!isActiveDropout(dropout.getTrainAttr(), dropout.getPAttr()))
+      return rewriter.notifyMatchFailure(dropout, "not a training dropout");
+    std::optional<BiasActivation> producer =
+        matchBiasActivation(dropout.getInput());
+    if (!producer || !producer->op->hasOneUse())
       return rewriter.notifyMatchFailure(
-          dropout, "no training dropout of a single-use fusible bias_add");
-    auto add = dyn_cast_or_null<AddTensorOp>(
-        output.hasOneUse() ? *output.getUsers().begin() : nullptr);
-    if (!add || !isScalar(add.getAlphaAttr(), 1))
-      return rewriter.notifyMatchFailure(dropout, "no residual add");
-    Value residual = add.getSelf() == output ? add.getOther() : add.getSelf();
-    // No broadcast, no promotion (autocast adds a bf16 dropout to an f32
-    // residual): the kernel reads and writes x's type.
-    if (residual == output || residual.getType() != output.getType() ||
-        add.getType() != output.getType())
+          dropout, "the input is no single-use bias_add or fused bias_add + "
+                   "activation");
+    if (!isFusibleTensor(producer->x))
       return rewriter.notifyMatchFailure(dropout,
-                                         "the add broadcasts or promotes");
-    // The fused op stands where the add is: the mask's readers must come
-    // after it.
-    Value mask = kPacked ? Value() : dropout->getResult(1);
-    if (mask && !llvm::all_of(mask.getUsers(), [&](Operation *user) {
-          return user->getBlock() == add->getBlock() &&
-                 add->isBeforeInBlock(user);
-        }))
-      return rewriter.notifyMatchFailure(dropout, "the mask is read earlier");
+                                         "no fused kernel for the input type");
 
-    rewriter.setInsertionPoint(add);
-    Type maskType = kPacked ? packedMaskType(sum.getX()) : mask.getType();
+    Value output = dropout->getResult(0);
+    Value mask = kPacked ? Value() : dropout->getResult(1);
+    AddTensorOp add = matchResidualAdd(output, mask);
+    Value residual;
+    if (add)
+      residual = add.getSelf() == output ? add.getOther() : add.getSelf();
+    Operation *root = add ? add.getOperation() : dropout.getOperation();
+
+    rewriter.setInsertionPoint(root);
+    if (!residual)
+      residual = createNone(rewriter, dropout.getLoc());
+    Type maskType = kPacked ? packedMaskType(producer->x) : mask.getType();
     auto fused = FusedBiasDropoutAddOp::create(
-        rewriter, add.getLoc(), add.getType(), maskType, sum.getX(),
-        sum.getBias(), residual, sum.getAxisAttr(), dropout.getPAttr(),
-        rewriter.getBoolAttr(kPacked));
+        rewriter, root->getLoc(), output.getType(), maskType, producer->x,
+        producer->bias, residual, producer->axis, dropout.getPAttr(),
+        rewriter.getBoolAttr(kPacked),
+        rewriter.getStringAttr(producer->activation));
     if (mask)
       rewriter.replaceAllUsesWith(mask, fused.getMask());
-    rewriter.replaceOp(add, fused.getY());
+    if (add)
+      rewriter.replaceOp(add, fused.getY());
+    else
+      rewriter.replaceAllUsesWith(output, fused.getY());
     rewriter.eraseOp(dropout);
-    rewriter.eraseOp(sum);
+    rewriter.eraseOp(producer->op);
     return success();
   }
 };
@@ -92,8 +148,8 @@ struct FuseBiasAddDropoutPass
 };
 } // namespace
 
-void populateResidualDropoutFusionPatterns(RewritePatternSet &patterns) {
-  patterns.add<FuseResidualDropout<DropoutOp>,
-               FuseResidualDropout<NativeDropoutOp>>(patterns.getContext());
+void populateBiasAddDropoutFusionPatterns(RewritePatternSet &patterns) {
+  patterns.add<FuseBiasDropout<DropoutOp>, FuseBiasDropout<NativeDropoutOp>>(
+      patterns.getContext());
 }
 } // namespace mlir::fxmlir

@@ -9,7 +9,7 @@
 // what the backward (native_dropout_backward) reads.
 // CHECK-LABEL: func.func @fuse
 // CHECK: %[[NONE:.*]] = fxmlir.none
-// CHECK: %[[Y:.*]], %[[MASK:.*]] = fxmlir.fused_bias_dropout_add %arg0, %arg1, %[[NONE]] {axis = 1 : i64, p = 1.000000e-01 : f64, packed = false} : ({{.*}}, none) -> ({{.*}}xi1, {{.*}})
+// CHECK: %[[Y:.*]], %[[MASK:.*]] = fxmlir.fused_bias_dropout_add %arg0, %arg1, %[[NONE]] {activation = "none", axis = 1 : i64, p = 1.000000e-01 : f64, packed = false} : ({{.*}}, none) -> ({{.*}}xi1, {{.*}})
 // CHECK-NOT: fxmlir.aten.native_dropout
 // CHECK: return %[[Y]], %[[MASK]]
 func.func @fuse(%x: !x, %b: !b) -> (!x, !m) {
@@ -21,8 +21,8 @@ func.func @fuse(%x: !x, %b: !b) -> (!x, !m) {
 
 // After autodiff, the residual add joins, in either operand order.
 // CHECK-LABEL: func.func @residual
-// CHECK: %[[Y:.*]], %[[MASK:.*]] = fxmlir.fused_bias_dropout_add %arg0, %arg1, %arg2 {axis = 1 : i64, p = 1.000000e-01 : f64, packed = false}
-// CHECK: %[[Y2:.*]], %[[MASK2:.*]] = fxmlir.fused_bias_dropout_add %arg0, %arg1, %arg2 {axis = 1 : i64, p = 2.000000e-01 : f64, packed = false}
+// CHECK: %[[Y:.*]], %[[MASK:.*]] = fxmlir.fused_bias_dropout_add %arg0, %arg1, %arg2 {activation = "none", axis = 1 : i64, p = 1.000000e-01 : f64, packed = false}
+// CHECK: %[[Y2:.*]], %[[MASK2:.*]] = fxmlir.fused_bias_dropout_add %arg0, %arg1, %arg2 {activation = "none", axis = 1 : i64, p = 2.000000e-01 : f64, packed = false}
 // CHECK-NOT: fxmlir.aten.add.Tensor
 // CHECK: return %[[Y]], %[[MASK]], %[[Y2]], %[[MASK2]]
 func.func @residual(%x: !x, %b: !b, %r: !x) -> (!x, !m, !x, !m) {
@@ -40,8 +40,8 @@ func.func @residual(%x: !x, %b: !b, %r: !x) -> (!x, !m, !x, !m) {
 // element, for the fused op's own backward.
 // CHECK-LABEL: func.func @before_autodiff
 // CHECK: %[[NONE:.*]] = fxmlir.none
-// CHECK: %[[Y:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %arg0, %arg1, %arg2 {axis = 1 : i64, p = 1.000000e-01 : f64, packed = true} : {{.*}} -> ({{.*}}, tensor<64xui8, {{.*}}>)
-// CHECK: %[[Y2:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %arg0, %arg1, %[[NONE]] {axis = 1 : i64, p = 5.000000e-01 : f64, packed = true} : ({{.*}}, none) -> ({{.*}}, tensor<64xui8, {{.*}}>)
+// CHECK: %[[Y:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %arg0, %arg1, %arg2 {activation = "none", axis = 1 : i64, p = 1.000000e-01 : f64, packed = true} : {{.*}} -> ({{.*}}, tensor<64xui8, {{.*}}>)
+// CHECK: %[[Y2:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %arg0, %arg1, %[[NONE]] {activation = "none", axis = 1 : i64, p = 5.000000e-01 : f64, packed = true} : ({{.*}}, none) -> ({{.*}}, tensor<64xui8, {{.*}}>)
 // CHECK-NOT: fxmlir.aten.dropout
 // CHECK: return %[[Y]], %[[Y2]]
 func.func @before_autodiff(%x: !x, %b: !b, %r: !x) -> (!x, !x) {
@@ -155,4 +155,55 @@ func.func @promoting_add(%x: tensor<8x64xbf16, #fxmlir.device<"cpu">>, %b: tenso
   %1 = fxmlir.aten.dropout %0 {p = 0.1 : f64, train = true} : (tensor<8x64xbf16, #fxmlir.device<"cpu">>) -> tensor<8x64xbf16, #fxmlir.device<"cpu">>
   %2 = fxmlir.aten.add.Tensor %r, %1 {alpha = 1 : i64} : (!x, tensor<8x64xbf16, #fxmlir.device<"cpu">>) -> !x
   return %2 : !x
+}
+
+
+// A dropout after a fused activation (Linear -> GELU -> Dropout): the
+// activation moves into the dropout's kernel, with or without a residual
+// add, before and after autodiff.
+// CHECK-LABEL: func.func @activation
+// CHECK: %[[NONE:.*]] = fxmlir.none
+// CHECK: %[[Y1:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %arg0, %arg1, %[[NONE]] {activation = "gelu", axis = 1 : i64, p = 1.000000e-01 : f64, packed = true}
+// CHECK: %[[Y2:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %arg0, %arg1, %arg2 {activation = "gelu_tanh", axis = 1 : i64, p = 2.000000e-01 : f64, packed = true}
+// CHECK: %[[Y3:.*]], %[[M3:.*]] = fxmlir.fused_bias_dropout_add %arg0, %arg1, %[[NONE]] {activation = "relu", axis = 1 : i64, p = 3.000000e-01 : f64, packed = false}
+// CHECK: %[[Y4:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %arg0, %arg1, %arg2 {activation = "silu", axis = 1 : i64, p = 4.000000e-01 : f64, packed = true}
+// CHECK-NOT: fxmlir.aten.dropout
+// CHECK-NOT: fxmlir.aten.native_dropout
+// CHECK-NOT: fxmlir.fused_bias_add_
+// CHECK: return %[[Y1]], %[[Y2]], %[[Y3]], %[[M3]], %[[Y4]]
+func.func @activation(%x: !x, %b: !b, %r: !x) -> (!x, !x, !x, !m, !x) {
+  %0 = fxmlir.fused_bias_add_gelu %x, %b {approximate = "none", axis = 1 : i64} : (!x, !b) -> !x
+  %1 = fxmlir.aten.dropout %0 {p = 0.1 : f64, train = true} : (!x) -> !x
+  %2 = fxmlir.fused_bias_add_gelu %x, %b {approximate = "tanh", axis = 1 : i64} : (!x, !b) -> !x
+  %3 = fxmlir.aten.dropout %2 {p = 0.2 : f64, train = true} : (!x) -> !x
+  %4 = fxmlir.aten.add.Tensor %3, %r {alpha = 1 : i64} : (!x, !x) -> !x
+  %5 = fxmlir.fused_bias_add_relu %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %6:2 = fxmlir.aten.native_dropout %5 {p = 0.3 : f64, train = true} : (!x) -> (!x, !m)
+  %7 = fxmlir.fused_bias_add_silu %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %8 = fxmlir.aten.dropout %7 {p = 0.4 : f64, train = true} : (!x) -> !x
+  %9 = fxmlir.aten.add.Tensor %r, %8 {alpha = 1 : i64} : (!x, !x) -> !x
+  return %1, %4, %6#0, %6#1, %9 : !x, !x, !x, !m, !x
+}
+
+
+// The activation's value read elsewhere (saved for a backward, returned)
+// must still be computed: the dropout stays apart. So does a dropout in
+// eval mode, and one of an activation the kernels have no bias form of
+// (a plain aten.gelu: no bias add to fold).
+// CHECK-LABEL: func.func @activation_not_fused
+// CHECK: fxmlir.fused_bias_add_gelu
+// CHECK: fxmlir.aten.dropout
+// CHECK: fxmlir.fused_bias_add_relu
+// CHECK: fxmlir.aten.dropout
+// CHECK: fxmlir.aten.gelu
+// CHECK: fxmlir.aten.native_dropout
+// CHECK-NOT: fxmlir.fused_bias_dropout_add
+func.func @activation_not_fused(%x: !x, %b: !b) -> (!x, !x, !x, !x) {
+  %0 = fxmlir.fused_bias_add_gelu %x, %b {approximate = "none", axis = 1 : i64} : (!x, !b) -> !x
+  %1 = fxmlir.aten.dropout %0 {p = 0.1 : f64, train = true} : (!x) -> !x
+  %2 = fxmlir.fused_bias_add_relu %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %3 = fxmlir.aten.dropout %2 {p = 0.1 : f64, train = false} : (!x) -> !x
+  %4 = fxmlir.aten.gelu %x {approximate = "none"} : (!x) -> !x
+  %5:2 = fxmlir.aten.native_dropout %4 {p = 0.1 : f64, train = true} : (!x) -> (!x, !m)
+  return %1, %0, %3, %5#0 : !x, !x, !x, !x
 }

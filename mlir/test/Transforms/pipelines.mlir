@@ -48,3 +48,20 @@ func.func @cuda_block(%x: tensor<8x64xbf16, #fxmlir.device<"cuda:0">>, %w: tenso
   %4 = fxmlir.aten.add.Tensor %x, %3 {alpha = 1 : i64} : (tensor<8x64xbf16, #fxmlir.device<"cuda:0">>, tensor<8x64xbf16, #fxmlir.device<"cuda:0">>) -> tensor<8x64xbf16, #fxmlir.device<"cuda:0">>
   return %4 : tensor<8x64xbf16, #fxmlir.device<"cuda:0">>
 }
+
+// The example MLP as Dynamo gives it (before autodiff) on CPU: Linear ->
+// GELU -> Dropout -> Linear. The bias, the GELU and the dropout become one
+// kernel; the second linear stays a linear.
+// BEFORE-LABEL: func.func @mlp_dropout_after_gelu
+// BEFORE: %[[H:.*]] = fxmlir.aten.linear %arg0, %arg1, %{{.*}} :
+// BEFORE: %[[Y:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %[[H]], %arg2, %{{.*}} {activation = "gelu", axis = 1 : i64, p = 1.000000e-01 : f64, packed = true}
+// BEFORE-NOT: fxmlir.fused_bias_add_gelu
+// BEFORE-NOT: fxmlir.aten.dropout
+// BEFORE: fxmlir.aten.linear %[[Y]], %arg3, %arg4
+func.func @mlp_dropout_after_gelu(%x: !x, %w: !w, %b: tensor<32xf32, #fxmlir.device<"cpu">>, %w2: tensor<64x32xf32, #fxmlir.device<"cpu">>, %b2: !b) -> !x {
+  %0 = fxmlir.aten.linear %x, %w, %b : (!x, !w, tensor<32xf32, #fxmlir.device<"cpu">>) -> !i
+  %1 = fxmlir.aten.gelu %0 {approximate = "none"} : (!i) -> !i
+  %2 = fxmlir.aten.dropout %1 {p = 1.000000e-01 : f64, train = true} : (!i) -> !i
+  %3 = fxmlir.aten.linear %2, %w2, %b2 : (!i, tensor<64x32xf32, #fxmlir.device<"cpu">>, !b) -> !x
+  return %3 : !x
+}

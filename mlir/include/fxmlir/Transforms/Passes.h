@@ -19,9 +19,8 @@ void populateDecomposePatterns(RewritePatternSet &patterns);
 void populateBiasAddActivationFusionPatterns(RewritePatternSet &patterns);
 void populateGemmEpilogueFusionPatterns(RewritePatternSet &patterns);
 void populateGeluApproximationPatterns(RewritePatternSet &patterns);
-/// The DRR dropout fusions and the residual add's (tried first).
+/// Dropout of a bias op (+ activation), with its residual add if any.
 void populateBiasAddDropoutFusionPatterns(RewritePatternSet &patterns);
-void populateResidualDropoutFusionPatterns(RewritePatternSet &patterns);
 void populateRecomposePatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::fxmlir

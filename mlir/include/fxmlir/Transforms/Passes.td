@@ -86,16 +86,18 @@ def FuseBiasAddActivation : Pass<"fxmlir-fuse-bias-add-activation"> {
 }
 
 def FuseBiasAddDropout : Pass<"fxmlir-fuse-bias-add-dropout"> {
-  let summary = "Fuse bias_add + dropout (+ a residual add) into one kernel drawing its mask";
+  let summary = "Fuse bias_add (+ activation) + dropout (+ a residual add) into one kernel drawing its mask";
   let description = [{
-    Before autodiff: `residual + dropout(bias_add(x, b), p, train)` (either
-    order) and `dropout(bias_add(x, b), p, train)` ->
-    `fused_bias_dropout_add(x, b, residual or none, packed=true)`: its
-    autograd formula saves the mask packed at 1 bit per element. After
-    autodiff: `native_dropout(bias_add(x, b))` and the residual add of its
-    output -> `fused_bias_dropout_add(..., packed=false)`, whose bool mask
-    replaces the dropout's (the backward graph reads it). p = 0 and eval
-    mode are not dropout and are left alone.
+    Before autodiff: `residual + dropout(f(x, b), p, train)` (either order)
+    and `dropout(f(x, b), p, train)`, where f is `bias_add` or a
+    `fused_bias_add_{gelu,relu,silu}` (run fxmlir-fuse-bias-add-activation
+    first) used only by the dropout, ->
+    `fused_bias_dropout_add(x, b, residual or none, packed=true,
+    activation=...)`: its autograd formula saves the mask packed at 1 bit
+    per element. After autodiff: `native_dropout(f(x, b))` and the residual
+    add of its output -> `fused_bias_dropout_add(..., packed=false)`, whose
+    bool mask replaces the dropout's (the backward graph reads it). p = 0
+    and eval mode are not dropout and are left alone.
   }];
   let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
 }
