@@ -113,6 +113,14 @@ def dropout_backward(g, mask):
     return torch.ops.aten.native_dropout_backward(g, mask, 1 / (1 - P_DROP))
 
 
+def bias_gelu_dropout(x, b):
+    return F.dropout(F.gelu(x + b), P_DROP)
+
+
+def bias_gelu_dropout_backward(g, mask, x, b):
+    return torch.ops.aten.gelu_backward(dropout_backward(g, mask), x + b)
+
+
 def fused_ops(device: str, sizes: Sizes) -> list[Result]:
     results = []
     for dtype_name, dtype in DTYPES.items():
@@ -131,6 +139,14 @@ def fused_ops(device: str, sizes: Sizes) -> list[Result]:
              lambda: ops.fused_bias_dropout_add(x, b, r, -1, P_DROP), 3 * n * s + n // 8),
             ("bias + dropout + residual, backward", dropout_backward, (g, mask),
              lambda: ops.packed_mask_scale(g, packed, 1 / (1 - P_DROP)), 2 * n * s + n // 8),
+            ("bias + GELU + dropout", bias_gelu_dropout, (x, b),
+             lambda: ops.fused_bias_dropout_add(x, b, None, -1, P_DROP, True, "gelu"),
+             2 * n * s + n // 8),
+            # fused_bias_dropout_add's backward formula: two kernels.
+            ("bias + GELU + dropout, backward", bias_gelu_dropout_backward, (g, mask, x, b),
+             lambda: ops.fused_bias_add_gelu_grad(
+                 ops.packed_mask_scale(g, packed, 1 / (1 - P_DROP)), x, b, -1, "none"),
+             3 * n * s + n // 8),
         ]
         for name, eager, args, fused, nbytes in cases:
             inductor = _compiled(eager)
