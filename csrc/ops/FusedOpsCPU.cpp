@@ -59,9 +59,12 @@ template <> struct Launcher<Device::CPU> {
   template <typename T>
   static void packedMaskScale(const T *grad, const uint8_t *mask, T *out,
                               int64_t numel, double scale) {
-    at::parallel_for(0, numel, kGrain, [&](int64_t begin, int64_t end) {
-      kernels::cpu::packedMaskScaleKernel(grad, mask, out, scale, begin, end);
-    });
+    // Split at mask bytes, as the kernel unpacks whole bytes.
+    at::parallel_for(
+        0, (numel + 7) / 8, kGrain / 8, [&](int64_t begin, int64_t end) {
+          kernels::cpu::packedMaskScaleKernel(grad, mask, out, scale, begin * 8,
+                                              std::min(end * 8, numel));
+        });
   }
 
   /// No GEMM epilogue: a matrix product into `pre`, then one pass adds the

@@ -98,9 +98,11 @@ template <typename Act> struct ActivateGrad {
 /// Dropout: keep and scale, or zero.
 struct MaskScale {
   double scale;
-  // Multiplying by the mask (not selecting) keeps eager's inf * 0 = NaN.
+  // Multiplying by 0 (not selecting 0) keeps eager's inf * 0 = NaN. The
+  // select between constants vectorizes; GCC does not convert bool to float
+  // in vector code.
   template <typename A> FXMLIR_HOST_DEVICE A operator()(A v, bool keep) const {
-    return v * A(keep) * A(scale);
+    return v * (keep ? A(scale) : A(0));
   }
 };
 

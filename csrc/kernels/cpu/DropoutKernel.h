@@ -20,8 +20,8 @@
 
 namespace fxmlir::kernels::cpu {
 
-/// Elements whose keep bits are drawn at once (one vectorized Philox loop)
-/// before they are computed; a multiple of 8.
+/// Elements whose keep flags are drawn (one vectorized Philox loop) or
+/// unpacked at once before they are computed; a multiple of 8.
 constexpr int64_t kDropoutChunk = 2048;
 
 /// Packed keep bytes [firstByte, firstByte + bytes) into `bits`.
@@ -37,6 +37,17 @@ FXMLIR_INLINE void drawKeepBytes(uint8_t *bits, int64_t firstByte,
   }
 }
 
+/// flags[i] = keep flag (0 or 1) of element i of a packed mask, for the 8
+/// elements of each of `count` bytes: what the element loops read,
+/// contiguously, so that they vectorize (a bit extraction per element, or a
+/// bool load, defeats GCC); byte by byte, the unpacking vectorizes too.
+FXMLIR_INLINE void unpackKeep(const uint8_t *__restrict bytes, int64_t count,
+                              uint8_t *__restrict flags) {
+  for (int64_t b = 0; b < count; ++b)
+    for (int j = 0; j < 8; ++j)
+      flags[8 * b + j] = (bytes[b] >> j) & 1u;
+}
+
 /// Elements [begin, end) (begin a multiple of 8) of a dropout whose element
 /// op is op(x + bias, keep, residual[i]...); `mask` is uint8_t[] (Packed) or
 /// bool[].
@@ -46,33 +57,39 @@ biasDropoutKernel(Op op, const T *x, const T *bias, T *out, void *mask,
                   BiasBroadcast shape, uint32_t threshold, uint64_t seed,
                   int64_t begin, int64_t end, const Residual *...residual) {
   uint8_t bits[kDropoutChunk / 8];
+  uint8_t flags[kDropoutChunk];
   for (int64_t chunk = begin; chunk < end; chunk += kDropoutChunk) {
     int64_t chunkEnd = std::min(chunk + kDropoutChunk, end);
     int64_t bytes = (chunkEnd - chunk + 7) / 8;
     drawKeepBytes(bits, chunk / 8, bytes, threshold, seed);
+    unpackKeep(bits, bytes, flags);
     if constexpr (Packed)
       std::memcpy(static_cast<uint8_t *>(mask) + chunk / 8, bits, bytes);
-    const uint8_t *keepBytes = bits;
-    auto *bools = static_cast<bool *>(mask);
+    else // bools are bytes of 0 or 1
+      std::memcpy(static_cast<bool *>(mask) + chunk, flags, chunkEnd - chunk);
+    const uint8_t *keep = flags;
     forEachBiasRun(bias, shape, chunk, chunkEnd, [=](int64_t i, AccType<T> b) {
-      bool keep = packedKeep(keepBytes[(i - chunk) >> 3], i);
-      if constexpr (!Packed)
-        bools[i] = keep;
-      out[i] = fromAcc<T>(op(toAcc(x[i]) + b, keep, toAcc(residual[i])...));
+      out[i] = fromAcc<T>(
+          op(toAcc(x[i]) + b, keep[i - chunk] != 0, toAcc(residual[i])...));
     });
   }
 }
 
-/// out[i] = grad[i] * keep_i * scale over [begin, end), keep_i from a packed
-/// mask.
+/// out[i] = grad[i] * keep_i * scale over [begin, end) (begin a multiple of
+/// 8), keep_i from a packed mask.
 template <typename T>
 FXMLIR_CPU_KERNEL void packedMaskScaleKernel(const T *grad, const uint8_t *mask,
                                              T *out, double scale,
                                              int64_t begin, int64_t end) {
   MaskScale op{scale};
+  uint8_t flags[kDropoutChunk];
+  for (int64_t chunk = begin; chunk < end; chunk += kDropoutChunk) {
+    int64_t n = std::min(kDropoutChunk, end - chunk);
+    unpackKeep(mask + chunk / 8, (n + 7) / 8, flags);
 #pragma omp simd
-  for (int64_t i = begin; i < end; ++i)
-    out[i] = fromAcc<T>(op(toAcc(grad[i]), packedKeep(mask[i >> 3], i)));
+    for (int64_t k = 0; k < n; ++k)
+      out[chunk + k] = fromAcc<T>(op(toAcc(grad[chunk + k]), flags[k] != 0));
+  }
 }
 
 } // namespace fxmlir::kernels::cpu
