@@ -45,7 +45,7 @@ FXMLIR_INLINE void unpackKeep(const uint8_t *__restrict bytes, int64_t count,
                               uint8_t *__restrict flags) {
   for (int64_t b = 0; b < count; ++b)
     for (int j = 0; j < 8; ++j)
-      flags[8 * b + j] = (bytes[b] >> j) & 1u;
+      flags[8 * b + j] = packedKeep(bytes[b], j);
 }
 
 /// Elements [begin, end) (begin a multiple of 8) of a dropout whose element

@@ -42,10 +42,6 @@ bool mlir::fxmlir::isActiveDropout(Attribute train, FloatAttr p) {
   return training && rate > 0.0 && rate < 1.0;
 }
 
-FloatAttr mlir::fxmlir::dropoutScale(Builder &builder, FloatAttr p) {
-  return builder.getF64FloatAttr(1.0 / (1.0 - p.getValueAsDouble()));
-}
-
 bool mlir::fxmlir::isScalar(Attribute scalar, double value) {
   if (auto b = dyn_cast_or_null<BoolAttr>(scalar))
     return double(b.getValue()) == value;

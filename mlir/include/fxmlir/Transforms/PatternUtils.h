@@ -33,9 +33,6 @@ Value createNone(OpBuilder &builder, Location loc);
 /// and rate `p` drops anything.
 bool isActiveDropout(Attribute train, FloatAttr p);
 
-/// The scale 1 / (1 - p) that dropout applies to kept elements.
-FloatAttr dropoutScale(Builder &builder, FloatAttr p);
-
 /// Whether a torch Scalar attribute (int, float or bool) equals `value`.
 bool isScalar(Attribute scalar, double value);
 
