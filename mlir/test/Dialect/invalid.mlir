@@ -61,6 +61,15 @@ func.func @bad_approximate(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8
 
 // -----
 
+func.func @bad_dropout_activation(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  %none = fxmlir.none
+  // expected-error @+1 {{activation must be "none", "gelu", "gelu_tanh", "relu", "silu", got "tanh"}}
+  %y, %m = fxmlir.fused_bias_dropout_add %x, %b, %none {activation = "tanh", axis = 1 : i64, p = 1.000000e-01 : f64, packed = true} : (tensor<8x16xf32>, tensor<16xf32>, none) -> (tensor<8x16xf32>, tensor<16xui8>)
+  return %y : tensor<8x16xf32>
+}
+
+// -----
+
 func.func @grad_shape(%g: tensor<4x16xf32>, %x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
   // expected-error @+1 {{grad type 'tensor<4x16xf32>' is not shaped like 'tensor<8x16xf32>'}}
   %0 = fxmlir.fused_bias_add_gelu_grad %g, %x, %b {approximate = "none", axis = 1 : i64} : (tensor<4x16xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
