@@ -23,7 +23,7 @@ import torch
 import torch._functorch.config
 import torch._inductor.config
 
-from benchmarks import report, suites, timing
+from benchmarks import outline, report, suites, timing
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTIONS = ("ops", "linear", "mlp", "gpt2", "roundtrip")
@@ -130,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         run["ops_copy_gbps"] = run["copy_gbps"]
     if "roundtrip" in only:
         run["roundtrip"] = suites.round_trip_results()
+        run["outline"] = outline.results()
     _save(raw, run)
     png = args.out.with_name(f"benchmarks-{args.device}.png")
     run["chart"] = png.name if report.chart(png, args.device, run) else None

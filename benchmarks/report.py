@@ -117,6 +117,13 @@ def section(device: str, run: dict[str, Any]) -> str:
         out.append(_table(["FX nodes", "round trip ms", "ms per node"],
                           [[str(r["fx_nodes"]), format_ms(r["round_trip_ms"]),
                             f"{r['ms_per_node']:.3f}"] for r in run["roundtrip"]]))
+    if run.get("outline"):
+        out.append("### Outlining JIT regions by region size\n\n"
+                   "`fxmlir-outline-jit-regions` on a chain of add/tanh/mul ops: one region, "
+                   "or many small ones with an `mm` every 4 ops (`python -m benchmarks.outline`).\n")
+        out.append(_table(["ops", "mm every", "outline s", "µs per op"],
+                          [[str(r["ops"]), str(r["gemm_every"] or "-"), f"{r['outline_s']:.3f}",
+                            f"{r['us_per_op']:.2f}"] for r in run["outline"]]))
     if run.get("chart"):
         out.append(f"![{DEVICES[device]} speedups over eager]({run['chart']})\n")
     else:

@@ -26,6 +26,10 @@ using namespace mlir::fxmlir;
 
 namespace {
 /// The regions of one block under construction.
+///
+/// Adding an op costs time in the ops it touches, not in the size of the
+/// region it joins: each region keeps its first position and the outside
+/// ops feeding it, so the cycle check never walks a region's members.
 class RegionBuilder {
 public:
   explicit RegionBuilder(Block &block) {
@@ -42,7 +46,7 @@ public:
     // All producer regions together, else the largest one that fits.
     SmallVector<unsigned> order(producers.begin(), producers.end());
     llvm::stable_sort(order, [&](unsigned a, unsigned b) {
-      return regions[a].size() > regions[b].size();
+      return regions[a].ops.size() > regions[b].ops.size();
     });
     if (producers.size() > 1 && !createsCycle(order, op))
       return merge(order, op);
@@ -50,50 +54,68 @@ public:
       if (!createsCycle({region}, op))
         return merge({region}, op);
     regionOf[op] = regions.size();
-    regions.push_back({op});
+    regions.push_back({{op}, position[op], {}});
+    addFeeders(regions.back(), op);
   }
 
   /// The non-empty regions, each in block order.
   SmallVector<SmallVector<Operation *>> takeRegions() {
     SmallVector<SmallVector<Operation *>> result;
-    for (SmallVector<Operation *> &region : regions) {
-      if (region.empty())
+    for (Region &region : regions) {
+      if (region.ops.empty())
         continue;
-      llvm::sort(region, [&](Operation *a, Operation *b) {
+      llvm::sort(region.ops, [&](Operation *a, Operation *b) {
         return position[a] < position[b];
       });
-      result.push_back(std::move(region));
+      result.push_back(std::move(region.ops));
     }
     return result;
   }
 
 private:
+  struct Region {
+    SmallVector<Operation *> ops;
+    /// The position of the earliest member.
+    size_t first;
+    /// Ops of the block feeding a member; some may have joined since.
+    llvm::SetVector<Operation *> feeders;
+  };
+
+  bool isMember(Operation *def, ArrayRef<unsigned> chosen) {
+    auto found = regionOf.find(def);
+    return found != regionOf.end() && llvm::is_contained(chosen, found->second);
+  }
+
+  void addFeeders(Region &region, Operation *op) {
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && position.count(def))
+        region.feeders.insert(def);
+  }
+
   /// Whether putting `op` and `chosen` in one region makes a path from one
   /// member to another through an op outside: an outside op that feeds a
-  /// member and depends on one.
+  /// member and depends on one. Each chosen region is acyclic on its own,
+  /// so with one region only the edges into `op` are new; merging several
+  /// also joins the paths between them, which start at their feeders.
   bool createsCycle(ArrayRef<unsigned> chosen, Operation *op) {
-    llvm::SmallPtrSet<Operation *, 32> members = {op};
     size_t first = position[op];
     for (unsigned region : chosen)
-      for (Operation *member : regions[region]) {
-        members.insert(member);
-        first = std::min(first, position[member]);
-      }
+      first = std::min(first, regions[region].first);
+    auto isInside = [&](Operation *def) {
+      return def == op || isMember(def, chosen);
+    };
     // Ops before the first member cannot depend on one; ops visited without
     // reaching a member do not either, so the walks share `visited`.
     llvm::SmallPtrSet<Operation *, 32> visited;
-    auto inScope = [&](Operation *def) {
-      return def && position.count(def) && position[def] >= first;
-    };
     auto dependsOnMembers = [&](Operation *start) {
       SmallVector<Operation *> stack = {start};
       while (!stack.empty()) {
         Operation *current = stack.pop_back_val();
         for (Value operand : current->getOperands()) {
           Operation *def = operand.getDefiningOp();
-          if (!inScope(def))
+          if (!def || !position.count(def) || position[def] < first)
             continue;
-          if (members.contains(def))
+          if (isInside(def))
             return true;
           if (visited.insert(def).second)
             stack.push_back(def);
@@ -101,31 +123,43 @@ private:
       }
       return false;
     };
-    for (Operation *member : members)
-      for (Value operand : member->getOperands()) {
-        Operation *def = operand.getDefiningOp();
-        if (inScope(def) && !members.contains(def) &&
-            visited.insert(def).second && dependsOnMembers(def))
-          return true;
-      }
+    auto feedsThroughOutside = [&](Operation *def) {
+      return def && position.count(def) && position[def] >= first &&
+             !isInside(def) && visited.insert(def).second &&
+             dependsOnMembers(def);
+    };
+    for (Value operand : op->getOperands())
+      if (feedsThroughOutside(operand.getDefiningOp()))
+        return true;
+    if (chosen.size() > 1)
+      for (unsigned region : chosen)
+        for (Operation *feeder : regions[region].feeders)
+          if (feedsThroughOutside(feeder))
+            return true;
     return false;
   }
 
+  /// Merges the chosen regions and `op` into the first (the largest): each
+  /// op moves only into a region at least twice its old one's size.
   void merge(ArrayRef<unsigned> chosen, Operation *op) {
-    unsigned target = chosen.front();
-    for (unsigned region : chosen.drop_front()) {
-      for (Operation *member : regions[region])
-        regionOf[member] = target;
-      regions[target].append(regions[region]);
-      regions[region].clear();
+    Region &target = regions[chosen.front()];
+    for (unsigned index : chosen.drop_front()) {
+      Region &region = regions[index];
+      for (Operation *member : region.ops)
+        regionOf[member] = chosen.front();
+      target.ops.append(region.ops);
+      target.first = std::min(target.first, region.first);
+      target.feeders.insert(region.feeders.begin(), region.feeders.end());
+      region = Region{};
     }
-    regionOf[op] = target;
-    regions[target].push_back(op);
+    regionOf[op] = chosen.front();
+    target.ops.push_back(op);
+    addFeeders(target, op);
   }
 
   DenseMap<Operation *, size_t> position;
   DenseMap<Operation *, unsigned> regionOf;
-  SmallVector<SmallVector<Operation *>> regions;
+  SmallVector<Region> regions;
 };
 } // namespace
 
