@@ -34,9 +34,16 @@ struct FuseElementwisePass
       if (producer->hasOneUse())
         return true;
       // Several users: recompute cheap arithmetic, not transcendental math
-      // (softmax's exp feeds both its sum and its result).
+      // (softmax's exp feeds both its sum and its result). The bound is on
+      // the fused body, not the producer's: a chain of reused values
+      // (x = x * x * 0.5, repeated) fused from its end would otherwise copy
+      // each small producer into a consumer that already holds copies, and
+      // grow exponentially.
       auto generic = dyn_cast<linalg::GenericOp>(producer);
-      return generic && generic.getBody()->getOperations().size() <= limit &&
+      auto bodySize = [](linalg::LinalgOp op) {
+        return op.getBlock()->getOperations().size();
+      };
+      return generic && bodySize(generic) + bodySize(consumer) <= limit &&
              llvm::none_of(generic.getBody()->getOperations(),
                            [](Operation &op) {
                              return isa<math::MathDialect>(op.getDialect());

@@ -62,8 +62,9 @@ def FuseElementwise : Pass<"fxmlir-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "Fuse elementwise linalg ops, recomputing small producers with several users";
   let description = [{
     Upstream elementwise fusion, except that an elementwise producer with
-    several users is fused into each of them when its body is small
-    (`max-recompute-ops`) and has no `math` op: recomputing a few arithmetic
+    several users is fused into each of them when the fused body stays small
+    (`max-recompute-ops`, so that recomputation grows code linearly) and the
+    producer has no `math` op: recomputing a few arithmetic
     ops is cheaper than a temporary buffer the size of the tensor, while
     recomputing exp or tanh is not (softmax's exp(x - max), which feeds both
     its sum and its result, stays one). A producer its consumer reads through a
@@ -72,7 +73,8 @@ def FuseElementwise : Pass<"fxmlir-fuse-elementwise", "::mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"maxRecomputeOps", "max-recompute-ops", "unsigned", /*default=*/"24",
-           "Largest producer body (in ops) duplicated into several consumers">,
+           "Largest body (in ops) a consumer may reach by recomputing a producer "
+           "that has several users">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
