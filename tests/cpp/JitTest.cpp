@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -133,6 +135,235 @@ TEST_F(JitTest, NoDiskCacheWithAnEmptyDirectory) {
                  std::vector<TensorSpec>(3, {DType::Float32, {8, 64}}));
   EXPECT_EQ(jit.stats().compiled, 1);
   EXPECT_TRUE(std::filesystem::is_empty(cacheDir));
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream is(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(is), {});
+}
+
+void writeFile(const std::string &path, const std::string &data) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
+}
+
+/// Disk cache entries: what corrupting them costs.
+class JitCacheTest : public JitTest {
+protected:
+  static std::vector<TensorSpec> chainInputs() {
+    return std::vector<TensorSpec>(3, {DType::Float32, {kDynamic, 64}});
+  }
+
+  /// Compiles kChain in a Jit of its own; returns the path of its entry
+  /// without the extension.
+  std::string compileChain() { return compile(kChain, "jit_add_tanh_mul"); }
+
+  std::string compile(const char *text, const char *function) {
+    std::set<std::string> before = entries();
+    Jit jit(options());
+    jit.compileCpu(text, function, jit.analyze(text, function).inputs);
+    EXPECT_EQ(jit.stats().compiled, 1);
+    std::set<std::string> after = entries();
+    for (const std::string &entry : after)
+      if (!before.count(entry))
+        return entry;
+    ADD_FAILURE() << "no new cache entry";
+    return "";
+  }
+
+  std::set<std::string> entries() const {
+    std::set<std::string> stems;
+    for (const auto &file : std::filesystem::directory_iterator(cacheDir))
+      if (file.path().extension() == ".sig")
+        stems.insert(file.path().parent_path() / file.path().stem());
+    return stems;
+  }
+
+  /// Rewrites the checksum of `entry` for its files as they are, as a
+  /// writer would: only what the checksum cannot see is left to detect.
+  void rechecksum(const std::string &entry) {
+    std::string sig = readFile(entry + ".sig");
+    std::string key = std::filesystem::path(entry).filename();
+    size_t sum = sig.find("sha256 ");
+    size_t body = sig.find('\n', sum) + 1;
+    std::string hashed = entry + ".hashed";
+    writeFile(hashed, key + "\n" + sig.substr(body) + readFile(entry + ".o"));
+    FILE *pipe = popen(("sha256sum " + hashed).c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    char hex[65] = {};
+    ASSERT_EQ(fread(hex, 1, 64, pipe), 64u);
+    pclose(pipe);
+    std::filesystem::remove(hashed);
+    writeFile(entry + ".sig",
+              sig.substr(0, sum) + "sha256 " + hex + "\n" + sig.substr(body));
+  }
+
+  /// A fresh Jit discards the corrupted chain entry with one warning naming
+  /// `reason`, compiles the right code and rewrites the entry.
+  void expectRebuilt(const std::string &reason) {
+    {
+      Jit fresh(options());
+      auto chain = fresh.compileCpu(kChain, "jit_add_tanh_mul", chainInputs());
+      JitStats stats = fresh.stats();
+      EXPECT_EQ(stats.diskHits, 0);
+      EXPECT_EQ(stats.diskDiscarded, 1);
+      EXPECT_EQ(stats.compiled, 1);
+      std::vector<std::string> warnings = fresh.takeWarnings();
+      ASSERT_EQ(warnings.size(), 1u);
+      EXPECT_NE(warnings[0].find(reason), std::string::npos) << warnings[0];
+      EXPECT_NE(warnings[0].find("compiled it again"), std::string::npos);
+      EXPECT_TRUE(fresh.takeWarnings().empty());
+      std::vector<float> a = randomVector(128, 1), b = randomVector(128, 2),
+                         c = randomVector(128, 3), out(128);
+      chain->run(
+          {{a.data(), {2, 64}}, {b.data(), {2, 64}}, {c.data(), {2, 64}}},
+          {{out.data(), {2, 64}}});
+      for (size_t i = 0; i < out.size(); ++i)
+        ASSERT_NEAR(out[i], std::tanh(a[i] + b[i]) * c[i], 1e-5) << i;
+    }
+    Jit next(options());
+    next.compileCpu(kChain, "jit_add_tanh_mul", chainInputs());
+    EXPECT_EQ(next.stats().diskHits, 1);
+    EXPECT_EQ(next.stats().compiled, 0);
+    EXPECT_TRUE(next.takeWarnings().empty());
+  }
+};
+
+TEST_F(JitCacheTest, TruncatedObjectIsRebuilt) {
+  std::string entry = compileChain();
+  std::string object = readFile(entry + ".o");
+  writeFile(entry + ".o", object.substr(0, object.size() / 2));
+  expectRebuilt("bytes, its entry says " + std::to_string(object.size()));
+}
+
+TEST_F(JitCacheTest, FlippedObjectBytesAreRebuilt) {
+  std::string entry = compileChain();
+  std::string object = readFile(entry + ".o");
+  for (size_t i = object.size() / 2; i < object.size() / 2 + 8; ++i)
+    object[i] = static_cast<char>(~object[i]);
+  writeFile(entry + ".o", object);
+  expectRebuilt("checksum");
+}
+
+TEST_F(JitCacheTest, AnotherRegionsObjectIsRebuilt) {
+  std::string entry = compileChain();
+  std::string other = compile(kSoftmax, "jit_add_softmax");
+  std::filesystem::copy_file(other + ".o", entry + ".o",
+                             std::filesystem::copy_options::overwrite_existing);
+  expectRebuilt("bytes, its entry says");
+}
+
+TEST_F(JitCacheTest, AnotherRegionsEntryIsRebuilt) {
+  std::string entry = compileChain();
+  std::string other = compile(kSoftmax, "jit_add_softmax");
+  for (const char *extension : {".o", ".sig"})
+    std::filesystem::copy_file(
+        other + extension, entry + extension,
+        std::filesystem::copy_options::overwrite_existing);
+  expectRebuilt("written for another key");
+}
+
+TEST_F(JitCacheTest, EditedSignatureIsRebuilt) {
+  std::string entry = compileChain();
+  std::string sig = readFile(entry + ".sig");
+  // The result's static dim 64 becomes 32.
+  size_t last = sig.rfind(" 64\n");
+  ASSERT_NE(last, std::string::npos) << sig;
+  writeFile(entry + ".sig", sig.replace(last, 4, " 32\n"));
+  expectRebuilt("checksum");
+}
+
+TEST_F(JitCacheTest, SignatureOtherThanTheFunctionsIsRebuilt) {
+  std::string entry = compileChain();
+  std::string sig = readFile(entry + ".sig");
+  size_t last = sig.rfind(" 64\n");
+  ASSERT_NE(last, std::string::npos) << sig;
+  writeFile(entry + ".sig", sig.replace(last, 4, " 32\n"));
+  rechecksum(entry);
+  expectRebuilt("signature of its entry is not the function's");
+}
+
+TEST_F(JitCacheTest, UnreadableOrForeignSignatureFileIsRebuilt) {
+  std::string entry = compileChain();
+  writeFile(entry + ".sig", "fxmlir-jit-signature 1\nrows 1\n");
+  expectRebuilt("has no 'fxmlir-jit-entry 2' header");
+  std::filesystem::remove(entry + ".sig");
+  std::filesystem::create_directory(entry + ".sig");
+  expectRebuilt("cannot read");
+}
+
+TEST_F(JitCacheTest, LinkFailureNamesTheMissingSymbol) {
+  // f64 tanh calls libm's tanh. In an entry whose object calls `tanq`
+  // instead, its checksum made right, ORC's reason for the failed link
+  // (reported to the session, not returned by the lookup) reaches the
+  // warning.
+  const char *tanh64 = R"mlir(
+    func.func private @jit_f64(%x: tensor<4x8xf64, #fxmlir.device<"cpu">>)
+        -> tensor<4x8xf64, #fxmlir.device<"cpu">> {
+      %0 = fxmlir.aten.tanh %x
+          : (tensor<4x8xf64, #fxmlir.device<"cpu">>)
+          -> tensor<4x8xf64, #fxmlir.device<"cpu">>
+      return %0 : tensor<4x8xf64, #fxmlir.device<"cpu">>
+    })mlir";
+  std::string entry = compile(tanh64, "jit_f64");
+  std::string object = readFile(entry + ".o");
+  size_t name = object.find(std::string("\0tanh\0", 6));
+  ASSERT_NE(name, std::string::npos) << "the object calls no tanh";
+  object.replace(name + 1, 4, "tanq");
+  writeFile(entry + ".o", object);
+  rechecksum(entry);
+
+  Jit fresh(options());
+  auto compiled = fresh.compileCpu(tanh64, "jit_f64",
+                                   fresh.analyze(tanh64, "jit_f64").inputs);
+  EXPECT_EQ(fresh.stats().diskDiscarded, 1);
+  EXPECT_EQ(fresh.stats().compiled, 1);
+  std::vector<std::string> warnings = fresh.takeWarnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("cannot link the compiled code: Symbols not "
+                             "found: [ tanq ]"),
+            std::string::npos)
+      << warnings[0];
+  std::vector<double> x(32), out(32);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = 0.25 * static_cast<double>(i) - 4;
+  compiled->run({{x.data(), {4, 8}}}, {{out.data(), {4, 8}}});
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_NEAR(out[i], std::tanh(x[i]), 1e-12) << i;
+}
+
+TEST_F(JitCacheTest, UncreatableDirectoryKeepsCodeInMemory) {
+  writeFile(cacheDir + "/file", "");
+  Jit jit(JitOptions{cacheDir + "/file/cache"});
+  jit.compileCpu(kChain, "jit_add_tanh_mul", chainInputs());
+  jit.compileCpu(kSoftmax, "jit_add_softmax",
+                 jit.analyze(kSoftmax, "jit_add_softmax").inputs);
+  EXPECT_EQ(jit.stats().compiled, 2);
+  std::vector<std::string> warnings = jit.takeWarnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("cannot create the directory"), std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("kept in memory"), std::string::npos);
+}
+
+TEST_F(JitCacheTest, ReadOnlyDirectoryIsReadAndKeepsNewCodeInMemory) {
+  compileChain();
+  using std::filesystem::perms;
+  std::filesystem::permissions(cacheDir, perms::owner_read | perms::owner_exec);
+  if (access(cacheDir.c_str(), W_OK) == 0) {
+    std::filesystem::permissions(cacheDir, perms::owner_all);
+    GTEST_SKIP() << "permissions do not bind this user (root)";
+  }
+  Jit jit(options());
+  jit.compileCpu(kChain, "jit_add_tanh_mul", chainInputs());
+  jit.compileCpu(kSoftmax, "jit_add_softmax",
+                 jit.analyze(kSoftmax, "jit_add_softmax").inputs);
+  std::filesystem::permissions(cacheDir, perms::owner_all);
+  EXPECT_EQ(jit.stats().diskHits, 1);
+  EXPECT_EQ(jit.stats().compiled, 1);
+  std::vector<std::string> warnings = jit.takeWarnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("kept in memory"), std::string::npos)
+      << warnings[0];
 }
 
 TEST_F(JitTest, InfersResultShapesAndSplitsRows) {

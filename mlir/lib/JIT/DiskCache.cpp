@@ -2,10 +2,12 @@
 
 #include "DiskCache.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -14,7 +16,13 @@
 using namespace fxmlir;
 using namespace fxmlir::jit;
 
-static constexpr const char *kSignatureHeader = "fxmlir-jit-signature 1";
+// The signature file: a header naming the key, the object's size and the
+// checksum, then the signature (see serializeSignature):
+//   fxmlir-jit-entry 2
+//   key <key>
+//   object <bytes>
+//   sha256 <hex of SHA-256 over "<key>\n", the signature lines, the object>
+static constexpr const char *kEntryHeader = "fxmlir-jit-entry 2";
 
 std::string jit::defaultCacheDir() {
   if (const char *dir = std::getenv("FXMLIR_CACHE_DIR"))
@@ -30,13 +38,11 @@ std::string jit::defaultCacheDir() {
   return std::string(path);
 }
 
-DiskCache::DiskCache(std::string dir, const std::string &origin)
-    : directory(std::move(dir)) {
+DiskCache::DiskCache(std::string dir) : directory(std::move(dir)) {
   if (directory.empty())
     return;
   if (std::error_code error = llvm::sys::fs::create_directories(directory))
-    throw Error(origin + ": cannot create the JIT cache directory '" +
-                directory + "': " + error.message());
+    unusable = "cannot create the directory: " + error.message();
 }
 
 static std::string pathOf(const std::string &dir, const std::string &key,
@@ -46,68 +52,143 @@ static std::string pathOf(const std::string &dir, const std::string &key,
   return std::string(path);
 }
 
-static std::optional<std::string> readFile(const std::string &path) {
+/// The file's bytes, or the reason it cannot be read.
+static llvm::ErrorOr<std::string> readFile(const std::string &path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
-    return std::nullopt;
+    return buffer.getError();
   return (*buffer)->getBuffer().str();
 }
 
-static bool writeAtomically(const std::string &path, const std::string &data) {
+/// Writes `data` to `path` through a temporary file; returns why it could
+/// not, or nothing.
+static std::optional<std::string> writeAtomically(const std::string &path,
+                                                  const std::string &data) {
   std::string temporary =
       path + ".tmp" + std::to_string(llvm::sys::Process::getProcessId());
   {
     std::error_code error;
     llvm::raw_fd_ostream os(temporary, error, llvm::sys::fs::OF_None);
     if (error)
-      return false;
+      return "cannot create '" + temporary + "': " + error.message();
     os << data;
     os.close();
     if (os.has_error()) {
+      std::string message = os.error().message();
       os.clear_error();
       llvm::sys::fs::remove(temporary);
-      return false;
+      return "cannot write '" + temporary + "': " + message;
     }
   }
-  if (llvm::sys::fs::rename(temporary, path)) {
+  if (std::error_code error = llvm::sys::fs::rename(temporary, path)) {
     llvm::sys::fs::remove(temporary);
-    return false;
+    return "cannot rename '" + temporary + "' to '" + path +
+           "': " + error.message();
   }
-  return true;
+  return std::nullopt;
 }
 
-std::optional<CachedObject> DiskCache::load(const std::string &key) const {
-  if (directory.empty())
-    return std::nullopt;
-  // The signature is written last: with it present, the object is whole.
-  std::optional<std::string> signatureText =
-      readFile(pathOf(directory, key, ".sig"));
-  if (!signatureText)
-    return std::nullopt;
-  std::optional<Signature> signature = parseSignature(*signatureText);
-  std::optional<std::string> object = readFile(pathOf(directory, key, ".o"));
-  if (!signature || !object)
-    return std::nullopt;
-  return CachedObject{std::move(*object), std::move(*signature)};
+static std::string checksum(const std::string &key,
+                            llvm::StringRef signatureLines,
+                            const std::string &object) {
+  llvm::SHA256 hash;
+  hash.update(key);
+  hash.update("\n");
+  hash.update(signatureLines);
+  hash.update(object);
+  return llvm::toHex(hash.final(), /*LowerCase=*/true);
 }
 
-void DiskCache::store(const std::string &key, const CachedObject &entry) const {
+static std::string serializeSignature(const Signature &signature);
+static std::optional<Signature> parseSignature(llvm::StringRef text);
+
+CacheLookup DiskCache::load(const std::string &key) const {
+  if (directory.empty() || !unusable.empty())
+    return {};
+  // The signature file is written last: without it there is no entry.
+  std::string signaturePath = pathOf(directory, key, ".sig");
+  std::string objectPath = pathOf(directory, key, ".o");
+  llvm::ErrorOr<std::string> signatureFile = readFile(signaturePath);
+  if (signatureFile.getError() == std::errc::no_such_file_or_directory)
+    return {};
+  auto fail = [](std::string problem) {
+    CacheLookup lookup;
+    lookup.problem = std::move(problem);
+    return lookup;
+  };
+  if (!signatureFile)
+    return fail("cannot read '" + signaturePath +
+                "': " + signatureFile.getError().message());
+  llvm::ErrorOr<std::string> object = readFile(objectPath);
+  if (!object)
+    return fail("cannot read '" + objectPath +
+                "': " + object.getError().message());
+
+  // The header's four lines, then the signature.
+  llvm::StringRef rest = *signatureFile, header, keyLine, objectLine, sumLine;
+  std::tie(header, rest) = rest.split('\n');
+  std::tie(keyLine, rest) = rest.split('\n');
+  std::tie(objectLine, rest) = rest.split('\n');
+  std::tie(sumLine, rest) = rest.split('\n');
+  size_t objectBytes;
+  if (header != kEntryHeader || !keyLine.consume_front("key ") ||
+      !objectLine.consume_front("object ") ||
+      objectLine.getAsInteger(10, objectBytes) ||
+      !sumLine.consume_front("sha256 "))
+    return fail("'" + signaturePath + "' has no '" + kEntryHeader +
+                "' header with the key, object size and checksum");
+  if (keyLine != key)
+    return fail("'" + signaturePath + "' was written for another key, " +
+                keyLine.str());
+  if (object->size() != objectBytes)
+    return fail("'" + objectPath + "' has " + std::to_string(object->size()) +
+                " bytes, its entry says " + std::to_string(objectBytes));
+  if (sumLine != checksum(key, rest, *object))
+    return fail("the checksum of '" + objectPath + "' and '" + signaturePath +
+                "' does not match: one of them was changed");
+  std::optional<Signature> signature = parseSignature(rest);
+  if (!signature)
+    return fail("'" + signaturePath + "' holds no valid signature");
+  CacheLookup lookup;
+  lookup.entry = CachedObject{std::move(*object), std::move(*signature)};
+  return lookup;
+}
+
+void DiskCache::discard(const std::string &key) const {
   if (directory.empty())
     return;
-  if (writeAtomically(pathOf(directory, key, ".o"), entry.object))
-    writeAtomically(pathOf(directory, key, ".sig"),
-                    serializeSignature(entry.signature));
+  // The signature first: without it, the object is not an entry.
+  llvm::sys::fs::remove(pathOf(directory, key, ".sig"));
+  llvm::sys::fs::remove(pathOf(directory, key, ".o"));
+}
+
+std::optional<std::string> DiskCache::store(const std::string &key,
+                                            const CachedObject &entry) const {
+  if (directory.empty())
+    return std::nullopt;
+  if (!unusable.empty())
+    return unusable;
+  std::string lines = serializeSignature(entry.signature);
+  if (std::optional<std::string> error =
+          writeAtomically(pathOf(directory, key, ".o"), entry.object))
+    return error;
+  return writeAtomically(pathOf(directory, key, ".sig"),
+                         std::string(kEntryHeader) + "\nkey " + key +
+                             "\nobject " +
+                             std::to_string(entry.object.size()) +
+                             "\nsha256 " +
+                             checksum(key, lines, entry.object) + "\n" +
+                             lines);
 }
 
 // The signature as lines of words:
-//   fxmlir-jit-signature 1
 //   rows <0|1>
 //   inputs <n>, then per input: <dtype> <row 0|1> <rank> <dims...>
 //   results <n>, then per result: <dtype> <rank> <size|input:dim ...>
-std::string jit::serializeSignature(const Signature &signature) {
+static std::string serializeSignature(const Signature &signature) {
   std::ostringstream os;
-  os << kSignatureHeader << "\nrows " << signature.rowsSplittable
+  os << "rows " << signature.rowsSplittable
      << "\ninputs " << signature.inputs.size() << "\n";
   for (auto [index, input] : llvm::enumerate(signature.inputs)) {
     os << static_cast<int>(input.dtype) << " " << signature.rowInputs[index]
@@ -138,13 +219,12 @@ static bool readDType(std::istream &is, DType &dtype) {
   return true;
 }
 
-std::optional<Signature> jit::parseSignature(const std::string &text) {
-  std::istringstream is(text);
-  std::string header, word;
-  std::getline(is, header);
+static std::optional<Signature> parseSignature(llvm::StringRef text) {
+  std::istringstream is(text.str());
+  std::string word;
   Signature signature;
   size_t count;
-  if (header != kSignatureHeader || !(is >> word) || word != "rows" ||
+  if (!(is >> word) || word != "rows" ||
       !(is >> signature.rowsSplittable) || !(is >> word) || word != "inputs" ||
       !(is >> count))
     return std::nullopt;

@@ -16,29 +16,42 @@ struct CachedObject {
   Signature signature;
 };
 
-/// `<dir>/<key>.o` and `<key>.sig`, written atomically (temporary file,
-/// then rename) so that concurrent processes never read a partial entry.
+/// What the disk holds for a key.
+struct CacheLookup {
+  /// The entry, when its checksum and key verify.
+  std::optional<CachedObject> entry;
+  /// Why an entry that exists cannot be used (unreadable, truncated, edited,
+  /// or written for another key); empty when there is none or it verifies.
+  std::string problem;
+};
+
+/// `<dir>/<key>.o` and `<key>.sig`, each written atomically (temporary
+/// file, then rename). The signature file names the key it was written for
+/// and holds a SHA-256 over that key, the signature and the object, so that
+/// a truncated, edited or misplaced file is never loaded.
 class DiskCache {
 public:
-  /// `dir` empty: no cache. Throws Error when the directory cannot be
-  /// created; `origin` names where `dir` came from in that message.
-  DiskCache(std::string dir, const std::string &origin);
+  /// `dir` empty: no cache. A directory that cannot be created makes no
+  /// error here: every store then fails, saying why.
+  explicit DiskCache(std::string dir);
 
   const std::string &dir() const { return directory; }
-  /// The entry, or nothing when absent or unreadable.
-  std::optional<CachedObject> load(const std::string &key) const;
-  /// Best effort: a full disk only costs the next process a compile.
-  void store(const std::string &key, const CachedObject &entry) const;
+  CacheLookup load(const std::string &key) const;
+  /// Removes the entry's files (best effort: the directory may be
+  /// read-only; a later store replaces them anyway).
+  void discard(const std::string &key) const;
+  /// Writes the entry; returns why it could not, or nothing.
+  std::optional<std::string> store(const std::string &key,
+                                   const CachedObject &entry) const;
 
 private:
   std::string directory;
+  /// Why the directory cannot be created; empty when it exists.
+  std::string unusable;
 };
 
 /// FXMLIR_CACHE_DIR, else $XDG_CACHE_HOME/fxmlir, else ~/.cache/fxmlir.
 std::string defaultCacheDir();
-
-std::string serializeSignature(const Signature &signature);
-std::optional<Signature> parseSignature(const std::string &text);
 
 } // namespace fxmlir::jit
 

@@ -1,10 +1,11 @@
 //===- Jit.cpp - compiling, caching and running JIT functions -------------===//
 //
 // A compile request is answered from the in-memory cache, else from the
-// disk cache, else by lowering (under one lock: the MLIR context is not
-// thread-safe) and generating an object file. Either way the object file is
-// linked into its own JITDylib of one LLJIT. Concurrent requests for one
-// key wait for a single compile.
+// disk cache (when the entry verifies and its signature is the function's),
+// else by lowering (under one lock: the MLIR context is not thread-safe) and
+// generating an object file. Either way the object file is linked into its
+// own JITDylib of one LLJIT. Concurrent requests for one key wait for a
+// single compile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +36,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <utility>
 
 using namespace fxmlir;
 using namespace fxmlir::jit;
@@ -297,6 +299,53 @@ void checkError(llvm::Error error, const char *what) {
     throw Error(std::string(what) + ": " + llvm::toString(std::move(error)));
 }
 
+/// Collects the errors ORC reports on this thread while it lives. A link
+/// failure's cause (the symbols not found) is reported to the session, not
+/// returned: the lookup only says that materialization failed.
+class OrcErrors {
+public:
+  OrcErrors() : previous(current) { current = this; }
+  ~OrcErrors() { current = previous; }
+  OrcErrors(const OrcErrors &) = delete;
+  OrcErrors &operator=(const OrcErrors &) = delete;
+
+  /// The session's error reporter: to the collector of this thread, else
+  /// to stderr as ORC does by default.
+  static void report(llvm::Error error) {
+    if (current)
+      current->messages.push_back(llvm::toString(std::move(error)));
+    else
+      llvm::logAllUnhandledErrors(std::move(error), llvm::errs(),
+                                  "JIT session error: ");
+  }
+
+  /// The value, or an Error saying `what` with ORC's reports and `value`'s
+  /// error.
+  template <typename T> T unwrap(llvm::Expected<T> value, const char *what) {
+    if (!value)
+      throw Error(std::string(what) + ": " + reasons(value.takeError()));
+    return std::move(*value);
+  }
+  void check(llvm::Error error, const char *what) {
+    if (error)
+      throw Error(std::string(what) + ": " + reasons(std::move(error)));
+  }
+
+private:
+  std::string reasons(llvm::Error error) {
+    std::string text;
+    for (const std::string &message : messages)
+      text += message + "; ";
+    return text + llvm::toString(std::move(error));
+  }
+
+  static thread_local OrcErrors *current;
+  OrcErrors *previous;
+  std::vector<std::string> messages;
+};
+
+thread_local OrcErrors *OrcErrors::current = nullptr;
+
 /// Identifies this build of the core (its file's size and time): compiled
 /// code from another build may differ.
 std::string buildIdentity() {
@@ -331,6 +380,9 @@ struct Jit::Impl {
                   const std::vector<TensorSpec> &inputs) const;
   std::shared_ptr<const CompiledFunction> load(const std::string &key,
                                                const CachedObject &entry);
+  std::shared_ptr<const CompiledFunction>
+  loadFromDisk(const std::string &key, const Signature &expected);
+  void warnOnce(bool &warned, const std::string &message);
   llvm::orc::JITDylib &createDylib();
   std::shared_ptr<const CudaFunction>
   compileCuda(const std::string &text, const std::string &function,
@@ -354,6 +406,8 @@ struct Jit::Impl {
   Cache<CudaFunction> cudaCache;
   JitStats stats;
   int64_t dylibs = 0;
+  std::vector<std::string> warnings;
+  bool warnedDiscard = false, warnedStore = false;
 };
 
 /// Finds `key` in `cache` or makes its value with `make`, once however many
@@ -392,9 +446,7 @@ static std::shared_ptr<const T> cached(std::mutex &mutex, Cache<T> &cache,
 }
 
 Jit::Impl::Impl(const JitOptions &options)
-    : disk(options.cacheDir ? *options.cacheDir : defaultCacheDir(),
-           options.cacheDir ? "the JIT cache directory"
-                            : "FXMLIR_CACHE_DIR"),
+    : disk(options.cacheDir ? *options.cacheDir : defaultCacheDir()),
       context(makeRegistry(), mlir::MLIRContext::Threading::DISABLED) {
   mlir::fxmlir::initializeJitTargets();
   registerAllPasses();
@@ -409,6 +461,7 @@ Jit::Impl::Impl(const JitOptions &options)
   lljit = unwrap(
       llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(builder).create(),
       "cannot create the JIT");
+  lljit->getExecutionSession().setErrorReporter(OrcErrors::report);
 }
 
 std::string Jit::Impl::key(const std::string &text, const std::string &function,
@@ -438,14 +491,59 @@ llvm::orc::JITDylib &Jit::Impl::createDylib() {
 
 std::shared_ptr<const CompiledFunction>
 Jit::Impl::load(const std::string &key, const CachedObject &entry) {
-  llvm::orc::JITDylib *dylib = &createDylib();
-  auto object = llvm::MemoryBuffer::getMemBufferCopy(entry.object, key);
-  checkError(lljit->addObjectFile(*dylib, std::move(object)),
-             "cannot load the compiled code");
-  auto address = unwrap(lljit->lookup(*dylib, kEntrySymbol),
-                        "cannot link the compiled code");
-  return std::make_shared<LoadedFunction>(lljit, entry.signature,
-                                          address.toPtr<void (*)(void **)>());
+  llvm::orc::JITDylib &dylib = createDylib();
+  OrcErrors errors;
+  try {
+    errors.check(lljit->addObjectFile(
+                     dylib, llvm::MemoryBuffer::getMemBufferCopy(entry.object,
+                                                                 key)),
+                 "cannot load the compiled code");
+    auto address = errors.unwrap(lljit->lookup(dylib, kEntrySymbol),
+                                 "cannot link the compiled code");
+    return std::make_shared<LoadedFunction>(lljit, entry.signature,
+                                            address.toPtr<void (*)(void **)>());
+  } catch (const Error &) {
+    // Nothing of the library is in use: free its memory.
+    llvm::consumeError(lljit->getExecutionSession().removeJITDylib(dylib));
+    throw;
+  }
+}
+
+void Jit::Impl::warnOnce(bool &warned, const std::string &message) {
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  if (!warned)
+    warnings.push_back(message);
+  warned = true;
+}
+
+/// The disk cache's code for `key` when its entry verifies, holds the
+/// `expected` signature and links; else null, the entry discarded.
+std::shared_ptr<const CompiledFunction>
+Jit::Impl::loadFromDisk(const std::string &key, const Signature &expected) {
+  CacheLookup lookup = disk.load(key);
+  std::string problem = std::move(lookup.problem);
+  if (lookup.entry && !(lookup.entry->signature == expected))
+    problem = "the signature of its entry is not the function's";
+  if (lookup.entry && problem.empty()) {
+    try {
+      return load(key, *lookup.entry);
+    } catch (const Error &error) {
+      problem = error.what();
+    }
+  }
+  if (problem.empty())
+    return nullptr;
+  disk.discard(key);
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    ++stats.diskDiscarded;
+  }
+  warnOnce(warnedDiscard,
+           "fxmlir JIT: discarded the cache entry " + key + " in '" +
+               disk.dir() + "' (" + problem +
+               "); compiled it again and rewrote it (further discarded "
+               "entries are rebuilt without a warning)");
+  return nullptr;
 }
 
 std::shared_ptr<const CompiledFunction>
@@ -453,22 +551,29 @@ Jit::Impl::compile(const std::string &key, const std::string &text,
                    const std::string &function,
                    const std::vector<TensorSpec> &inputs) {
   auto start = Clock::now();
-  if (std::optional<CachedObject> cached = disk.load(key)) {
-    std::shared_ptr<const CompiledFunction> loaded = load(key, *cached);
+  // Parsed and analyzed first even for a disk hit: the entry must hold the
+  // signature the function has for these inputs.
+  std::unique_lock<std::mutex> compiling(compileMutex);
+  SpecializedFunction specialized =
+      specialize(context, text, function, &inputs);
+  compiling.unlock();
+  if (std::shared_ptr<const CompiledFunction> loaded =
+          loadFromDisk(key, specialized.signature)) {
     std::lock_guard<std::mutex> lock(cacheMutex);
     ++stats.diskHits;
     stats.diskLoadSeconds += Seconds(Clock::now() - start).count();
     return loaded;
   }
   CachedObject entry;
-  {
-    std::lock_guard<std::mutex> lock(compileMutex);
-    SpecializedFunction specialized =
-        specialize(context, text, function, &inputs);
-    entry.signature = std::move(specialized.signature);
-    entry.object = compileToObject(*specialized.module, function, *machine);
-  }
-  disk.store(key, entry);
+  compiling.lock();
+  entry.signature = specialized.signature;
+  entry.object = compileToObject(*specialized.module, function, *machine);
+  compiling.unlock();
+  if (std::optional<std::string> error = disk.store(key, entry))
+    warnOnce(warnedStore, "fxmlir JIT: cannot write to the cache directory '" +
+                              disk.dir() + "' (" + *error +
+                              "); compiled code is kept in memory for this "
+                              "process only");
   std::shared_ptr<const CompiledFunction> loaded = load(key, entry);
   std::lock_guard<std::mutex> lock(cacheMutex);
   ++stats.compiled;
@@ -492,6 +597,7 @@ Jit::Impl::compileCuda(const std::string &text, const std::string &function,
                              target.features, *machine);
   }
   llvm::orc::JITDylib &dylib = createDylib();
+  OrcErrors errors;
   llvm::orc::SymbolMap runtime;
   for (auto [name, address] : cudaRuntimeSymbols())
     runtime[lljit->mangleAndIntern(name)] = {
@@ -499,12 +605,12 @@ Jit::Impl::compileCuda(const std::string &text, const std::string &function,
         llvm::JITSymbolFlags::Exported};
   checkError(dylib.define(llvm::orc::absoluteSymbols(std::move(runtime))),
              "cannot define the CUDA runtime functions");
-  checkError(lljit->addObjectFile(
-                 dylib, llvm::MemoryBuffer::getMemBufferCopy(object, function)),
-             "cannot load the compiled code");
+  errors.check(lljit->addObjectFile(dylib, llvm::MemoryBuffer::getMemBufferCopy(
+                                              object, function)),
+               "cannot load the compiled code");
   auto lookup = [&](const char *symbol) {
-    return unwrap(lljit->lookup(dylib, symbol),
-                  "cannot link the compiled code");
+    return errors.unwrap(lljit->lookup(dylib, symbol),
+                         "cannot link the compiled code");
   };
   auto compiled = std::make_shared<LoadedCudaFunction>(
       lljit, std::move(signature), target.driver,
@@ -570,4 +676,9 @@ std::string Jit::cacheDir() const { return impl->disk.dir(); }
 JitStats Jit::stats() const {
   std::lock_guard<std::mutex> lock(impl->cacheMutex);
   return impl->stats;
+}
+
+std::vector<std::string> Jit::takeWarnings() {
+  std::lock_guard<std::mutex> lock(impl->cacheMutex);
+  return std::exchange(impl->warnings, {});
 }

@@ -9,7 +9,10 @@
 // Compiled code is cached in memory per Jit object, keyed by the function's
 // text, its input dtypes and dims and the target, and CPU code on disk
 // (object files under FXMLIR_CACHE_DIR, default $XDG_CACHE_HOME/fxmlir or
-// ~/.cache/fxmlir), so that a second process compiles nothing.
+// ~/.cache/fxmlir), so that a second process compiles nothing. What the
+// disk holds is verified before it is loaded; an entry that does not verify
+// is rebuilt, and a directory that cannot be written costs only the disk
+// cache (see Jit::takeWarnings).
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,11 +68,19 @@ struct DimSource {
   int64_t size = kDynamic;
   int input = -1;
   int dim = -1;
+
+  bool operator==(const DimSource &other) const {
+    return size == other.size && input == other.input && dim == other.dim;
+  }
 };
 
 struct ResultSpec {
   DType dtype;
   std::vector<DimSource> dims;
+
+  bool operator==(const ResultSpec &other) const {
+    return dtype == other.dtype && dims == other.dims;
+  }
 };
 
 /// What a function takes and returns.
@@ -84,6 +95,12 @@ struct Signature {
   /// For each input, whether it is sliced with the rows: it has the largest
   /// rank and its dim 0 is not a broadcast size 1.
   std::vector<bool> rowInputs;
+
+  bool operator==(const Signature &other) const {
+    return inputs == other.inputs && results == other.results &&
+           rowsSplittable == other.rowsSplittable &&
+           rowInputs == other.rowInputs;
+  }
 };
 
 /// A contiguous row-major buffer.
@@ -206,6 +223,8 @@ struct JitStats {
   int64_t compiled = 0;
   int64_t memoryHits = 0;
   int64_t diskHits = 0;
+  /// Disk cache entries that did not verify and were rebuilt.
+  int64_t diskDiscarded = 0;
   double compileSeconds = 0;
   double diskLoadSeconds = 0;
 };
@@ -213,13 +232,12 @@ struct JitStats {
 /// Compiles and caches JIT functions. Thread-safe.
 class FXMLIR_API Jit {
 public:
-  /// Throws Error when the cache directory cannot be created (naming
-  /// FXMLIR_CACHE_DIR when it came from there).
+  /// A cache directory that cannot be created is no error: the code
+  /// compiled is then kept in memory only, with a warning.
   explicit Jit(JitOptions options = {});
   ~Jit();
   /// The process's Jit, with the default options: the one the torch op
-  /// library and the Python bindings share. Created on first use; throws
-  /// Error as the constructor does (and tries again on the next call).
+  /// library and the Python bindings share. Created on first use.
   static Jit &shared();
   Jit(const Jit &) = delete;
   Jit &operator=(const Jit &) = delete;
@@ -233,8 +251,12 @@ public:
   /// Compiles `function` for the host CPU at O3 for inputs of `inputs`: the
   /// function's dtypes, its static dims or kDynamic (a dim kDynamic here
   /// may be static in the function, and the other way round). Returns the
-  /// cached code when there is some. Throws Error with the diagnostics when
-  /// the inputs do not match or lowering fails.
+  /// cached code when there is some: from disk only when the entry's
+  /// checksum and key verify and its signature is the function's for these
+  /// inputs, else the entry is discarded, compiled again and rewritten.
+  /// Throws Error with the diagnostics (a link failure with ORC's reason,
+  /// such as the symbols not found) when the inputs do not match or
+  /// lowering fails.
   std::shared_ptr<const CompiledFunction>
   compileCpu(const std::string &moduleText, const std::string &function,
              const std::vector<TensorSpec> &inputs);
@@ -258,6 +280,12 @@ public:
   /// The disk cache directory, empty when there is none.
   std::string cacheDir() const;
   JitStats stats() const;
+  /// What the Jit worked around since the last call, for its user to show
+  /// as warnings: the first disk cache entry that did not verify (rebuilt;
+  /// later ones only count in stats().diskDiscarded), the first entry that
+  /// could not be written (the code stays in memory). At most one of each
+  /// kind per Jit.
+  std::vector<std::string> takeWarnings();
 
   struct Impl;
 
