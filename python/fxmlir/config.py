@@ -4,10 +4,11 @@ by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 | variable              | option     | accepted values                              | default |
 |-----------------------|------------|----------------------------------------------|---------|
 | FXMLIR_ROUND_TRIP     |            | 0, 1 (read at each torch.compile call)       | 0       |
-| FXMLIR_PASSES         | passes     | default, none, a,b,... or -a,+b (edits of    | default |
-|                       |            | each stage's default pipeline)               |         |
+| FXMLIR_PASSES         | passes     | default, none, a,b,... (only these), -a,+b   | default |
+|                       |            | (edits of each stage's default pipeline), or |         |
+|                       |            | default,a,-b,+c; each pass at most once      |         |
 | FXMLIR_STAGES         | stages     | comma list of before_autodiff, forward,      | all     |
-|                       |            | backward                                     |         |
+|                       |            | backward, each at most once                  |         |
 | FXMLIR_DUMP_DIR       | dump_dir   | a writable directory (created if missing)    | unset   |
 | FXMLIR_LOG_LEVEL      | log_level  | removed: TORCH_LOGS=fxmlir or +fxmlir        |         |
 | FXMLIR_CUDA_GRAPHS    | cudagraphs | 0, 1 (option: False, True)                   | 0       |
@@ -19,8 +20,8 @@ FXMLIR_ROUND_TRIP is read at each torch.compile call; the others each time
 a graph is compiled. fxmlir logs through torch._logging (fxmlir/logs.py).
 
 Every value is checked where it is given (when the environment is read, or
-when `fxmlir.backend(...)` is called); a bad one is an error naming the
-variable or option and what it accepts.
+when `fxmlir.backend(...)` is called); a bad one is an error quoting the
+variable or option as given and saying what it accepts.
 """
 
 from __future__ import annotations
@@ -74,13 +75,19 @@ def round_trip_enabled(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def parse_stages(what: str, value: Any) -> frozenset[str]:
-    accepted = f"a comma-separated string or a list of {', '.join(STAGES)}"
+    accepted = f"a comma-separated string or a list of {', '.join(STAGES)}, each at most once"
     items = _names(what, value, accepted)
     if not any(items):
         raise ValueError(f"{what}={value!r} selects no stage; accepted values: {accepted} "
                          "(to turn fxmlir off, do not route torch.compile to it)")
-    for item in items:
-        _choice(what, item, STAGES)
+    for index, item in enumerate(items):
+        if item not in STAGES:
+            problem = "an empty stage name" if not item else f"{item!r}, not a stage"
+            raise ValueError(f"{what}={value!r} is invalid: it has {problem}; accepted "
+                             f"values: {accepted}")
+        if item in items[:index]:
+            raise ValueError(f"{what}={value!r} is invalid: it names {item!r} twice; "
+                             f"accepted values: {accepted}")
     return frozenset(items)
 
 
@@ -89,7 +96,7 @@ def parse_passes(what: str, value: Any) -> Selection:
 
     accepted = ("'default', 'none', or a comma-separated string or list of pass names "
                 "(or of -name/+name edits to the default pipeline)")
-    return passes.parse_selection(_names(what, value, accepted), what)
+    return passes.parse_selection(_names(what, value, accepted), what, value)
 
 
 def parse_dump_dir(what: str, value: Any) -> Path | None:

@@ -70,30 +70,48 @@ class Selection:
         return ",".join(self.for_stage(stage))
 
 
-def parse_selection(items: list[str], what: str = "FXMLIR_PASSES") -> Selection:
-    """The selection items such as ["default"], ["none"], ["cse",
-    "canonicalize"] or ["-cse", "+fuse-x"] (edits to the default pipelines,
-    alone or after "default") make. `what` names the setting in errors."""
+def parse_selection(items: list[str], what: str, given: object) -> Selection:
+    """The selection that `items` make: ["default"], ["none"], pass names
+    (["cse", "canonicalize"]: exactly these), -name/+name edits of the default
+    pipelines (["-cse", "+x"]), or "default" followed by edits and names
+    (["default", "x", "-cse"]: the default pipelines plus x, without cse).
+    A pass is named at most once. `what` names the setting and `given` is its
+    value as the user gave it, which every error quotes."""
     names = registry()
-    accepted = ("'default', 'none', a comma-separated list of pass names, or of -name/+name "
-                f"edits to the default pipelines; pass names: {', '.join(names)}")
+    accepted = ("'default', 'none', pass names, -name/+name edits of the default pipelines, "
+                "or 'default' followed by edits and pass names to add; each pass at most "
+                f"once; pass names: {', '.join(names)}")
+
+    def error(problem: str) -> ValueError:
+        return ValueError(f"{what}={given!r} {problem}; accepted values: {accepted}")
+
     if not items or not all(items):
-        raise ValueError(f"{what}={','.join(items)!r} has an empty pass name "
-                         f"(use 'none' to run no pass); accepted values: {accepted}")
+        raise error("has an empty pass name (use 'none' to run no pass)")
+    if "none" in items and len(items) > 1:
+        raise error("combines 'none' with other items: 'none' must stand alone")
+    if items.count("default") > 1:
+        raise error("names 'default' twice")
+    seen: set[str] = set()
+    for item in items:
+        name = item[1:] if item[0] in "+-" else item
+        if name in ("default", "none") and name != item:
+            raise error(f"edits {name!r} ({item!r}): only passes are added or removed")
+        if item[0] in "+-" and name[:1] in ("", "+", "-"):
+            raise error(f"has {item!r}: an edit is one + or - before a pass name")
+        if name in ("default", "none"):
+            continue
+        if name not in names:
+            raise error(f"names unknown pass {name!r}")
+        if name in seen:
+            raise error(f"names pass {name!r} twice")
+        seen.add(name)
     edits = [item for item in items if item[0] in "+-"]
-    plain = [item for item in items if item[0] not in "+-"]
-    if "none" in plain and len(items) > 1:
-        raise ValueError(f"{what}={','.join(items)!r}: 'none' must stand alone; "
-                         f"accepted values: {accepted}")
-    if edits and set(plain) - {"default"}:
-        raise ValueError(f"{what}={','.join(items)!r} mixes edits of the default pipelines "
-                         f"({', '.join(edits)}) with pass names ({', '.join(plain)}); "
-                         f"accepted values: {accepted}")
-    for item in plain + edits:
-        name = item.lstrip("+-") if item[0] in "+-" else item
-        if name not in names and item not in ("default", "none"):
-            raise ValueError(f"{what}: unknown pass '{name}'; accepted values: {accepted}")
-    if edits or plain == ["default"]:
-        return Selection(added=frozenset(e[1:] for e in edits if e[0] == "+"),
+    plain = [item for item in items if item[0] not in "+-" and item != "default"]
+    if "default" not in items and edits and plain:
+        raise error(f"mixes edits of the default pipelines ({', '.join(edits)}) with pass "
+                    f"names ({', '.join(plain)}); with 'default' among them the names are "
+                    "added to the default pipelines")
+    if "default" in items or edits:
+        return Selection(added=frozenset(plain + [e[1:] for e in edits if e[0] == "+"]),
                          removed=frozenset(e[1:] for e in edits if e[0] == "-"))
     return Selection(explicit=tuple(n for n in names if n in plain))

@@ -3,6 +3,8 @@ the fallback path never raises."""
 
 from __future__ import annotations
 
+import json
+import re
 import tempfile
 
 import pytest
@@ -26,11 +28,14 @@ from fxmlir.roundtrip import FallbackWarning
     ("passes", "-cse,canonicalize", ValueError, "mixes edits of the default pipeline"),
     ("passes", "none,cse", ValueError, "'none' must stand alone"),
     ("passes", "fuse-everything", ValueError, "unknown pass 'fuse-everything'"),
+    ("passes", ["cse", "cse"], ValueError, r"option 'passes'=\['cse', 'cse'\] names pass 'cse' "
+                                           "twice"),
     ("stages", None, TypeError, "option 'stages' must be .* got NoneType"),
     ("stages", 123, TypeError, "option 'stages' must be .* got int 123"),
     ("stages", ["forward", 5], TypeError, r"option 'stages' must be .* got list"),
     ("stages", "", ValueError, "option 'stages'='' selects no stage"),
-    ("stages", "sideways", ValueError, "option 'stages'='sideways' is invalid; accepted"),
+    ("stages", "sideways", ValueError, "option 'stages'='sideways' is invalid: it has "
+                                       "'sideways', not a stage; accepted"),
     ("dump_dir", 123, TypeError, "option 'dump_dir' must be a directory path"),
     ("log_level", "debug", ValueError, "log_level was removed: .* TORCH_LOGS=fxmlir"),
     ("cudagraphs", 1, TypeError, "option 'cudagraphs' must be True or False, got int 1"),
@@ -62,6 +67,67 @@ def test_a_dump_dir_that_is_a_file_is_refused(tmp_path):
 def test_empty_or_ambiguous_env_values_are_errors(variable, value, message):
     with pytest.raises(ValueError, match=message):
         Options.from_env({variable: value})
+
+
+@pytest.mark.parametrize("value, message", [
+    ("default,default", "names 'default' twice"),
+    ("cse,cse", "names pass 'cse' twice"),
+    ("default,cse,-cse", "names pass 'cse' twice"),
+    ("+cse,-cse", "names pass 'cse' twice"),
+    ("--cse", r"has '--cse': an edit is one \+ or - before a pass name"),
+    ("+-cse", r"has '\+-cse': an edit is one \+ or - before a pass name"),
+    ("default,+", r"has '\+': an edit is one \+ or - before a pass name"),
+    ("-default", "edits 'default' .* only passes are added or removed"),
+    ("default,fuse-everything", "names unknown pass 'fuse-everything'"),
+])
+def test_bad_pass_lists_are_errors_quoting_the_value(value, message):
+    with pytest.raises(ValueError, match=re.escape(f"FXMLIR_PASSES={value!r} ") + message):
+        Options.from_env({"FXMLIR_PASSES": value})
+    with pytest.raises(ValueError, match=re.escape(f"option 'passes'={value!r} ") + message):
+        fxmlir.backend(passes=value)
+
+
+@pytest.mark.parametrize("value, message", [
+    ("forward,", "is invalid: it has an empty stage name"),
+    ("forward,,backward", "is invalid: it has an empty stage name"),
+    ("forward,forward", "is invalid: it names 'forward' twice"),
+    ("forward,sideways", "is invalid: it has 'sideways', not a stage"),
+])
+def test_bad_stage_lists_are_errors_quoting_the_value(value, message):
+    with pytest.raises(ValueError, match=re.escape(f"FXMLIR_STAGES={value!r} ") + message):
+        Options.from_env({"FXMLIR_STAGES": value})
+
+
+def test_default_combines_with_pass_names_and_edits():
+    def passes(spec, stage):
+        return Options.from_env({"FXMLIR_PASSES": spec}).passes.for_stage(stage)
+
+    gelu = "fxmlir-approximate-gelu"
+    for stage in fxmlir.passes.stages():
+        default = fxmlir.passes.default_pipeline(stage)
+        plus_gelu = tuple(p for p in fxmlir.passes.registry() if p in default or p == gelu)
+        assert gelu not in default
+        assert passes(f"default,{gelu}", stage) == passes(f"+{gelu}", stage) == \
+            passes(f"default,+{gelu}", stage) == plus_gelu
+        assert passes(f"default,-cse,{gelu}", stage) == passes(f"default,-cse,+{gelu}", stage) \
+            == tuple(p for p in plus_gelu if p != "cse")
+        assert passes(gelu, stage) == (gelu,)  # a name without 'default': only it
+
+
+def test_default_plus_a_pass_still_fuses(tmp_path):
+    """passes="default,X" once ran only X: no fusion in any stage."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4))
+    compiled = torch.compile(model, backend=fxmlir.backend(
+        passes="default,fxmlir-approximate-gelu", dump_dir=str(tmp_path)))
+    compiled(torch.randn(4, 8)).sum().backward()
+    (index,) = tmp_path.glob("*/index.json")
+    entries = json.loads(index.read_text())["entries"]
+    assert len(entries) == 3
+    for entry in entries:
+        summary = entry["summary"]
+        assert "fxmlir-approximate-gelu" in summary["passes"] and "cse" in summary["passes"]
+        assert summary["fused_ops"], entry
 
 
 def test_good_selections():
