@@ -73,7 +73,7 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     latest.append(module)
     times["import"] = (time.perf_counter() - start) * 1e3
     ops_before = _op_counts(module)
-    dumper.module("imported", str(module) if dumper.enabled else "")
+    dumper.module("imported", lambda: str(module))
     explain.collect(module, options.passes, stage, f"{graph_id}/{label}")
     passes = list(options.passes.for_stage(stage))
     pipeline = [options.passes.pipeline(stage)] if passes else []
@@ -102,13 +102,13 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
         "mutation_ops_imported": imported.mutation_ops,
         "time_ms": {k: round(v, 3) for k, v in times.items()},
     }
-    if dumper.enabled:
-        dumper.write("final.mlir", str(module))
-        dumper.graph(module_dot(module_json, imported.func_name, gm, input_names or {}),
-                     sum(ops_after.values()))
-        dumper.write("fx_before.py", standalone_source(gm, f"{graph_id}/{label}", "before"))
-        dumper.write("fx_after.py", standalone_source(exported, f"{graph_id}/{label}", "after"))
-        dumper.finish(summary)
+    dumper.write("final.mlir", lambda: str(module))
+    dumper.graph(lambda: module_dot(module_json, imported.func_name, gm, input_names or {}),
+                 sum(ops_after.values()))
+    dumper.write("fx_before.py", lambda: standalone_source(gm, f"{graph_id}/{label}", "before"))
+    dumper.write("fx_after.py",
+                 lambda: standalone_source(exported, f"{graph_id}/{label}", "after"))
+    dumper.finish(summary)
     logs.round_trip_done(RoundTripRecord.from_summary(summary), summary,
                          lambda: imported.text, lambda: str(module))
     return exported
@@ -175,10 +175,9 @@ def _dump_failure(options: Options, graph_id: str, label: str, stage: str, reaso
     """Writes the failed graph and module; says where, or why it could not:
     the fallback itself must never fail."""
     root = options.dump_dir or Path(tempfile.gettempdir()) / "fxmlir-failures"
-    try:
-        dumper = Dumper(root, graph_id, label, stage)
-        # The module as the failing step left it.
-        dumper.failed(reason, f"# {reason}\n{code}", str(latest[-1]) if latest else None)
-    except Exception as e:  # noqa: BLE001 - e.g. a folder is a file, or full
-        return f"no dump written to {root}: {type(e).__name__}: {e}"
+    dumper = Dumper(root, graph_id, label, stage)
+    # The module as the failing step left it.
+    dumper.failed(reason, f"# {reason}\n{code}", (lambda: str(latest[-1])) if latest else None)
+    if dumper.error is not None:  # e.g. a folder is a file, or the disk full
+        return f"no dump written to {root}: {dumper.error}"
     return f"dumped to {dumper.folder}"

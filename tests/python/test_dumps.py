@@ -3,9 +3,13 @@ run with an index.json of everything in it."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import warnings
 from pathlib import Path
 
+import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -91,3 +95,99 @@ def test_ddp_ranks_and_split_graphs_get_their_own_folders(tmp_path):
         for graph in graphs:  # each piece has all its stages
             stages = {e["stage"] for e in index["entries"] if e["graph"] == graph}
             assert stages == {"before_autodiff", "forward", "backward"}, (graph, stages)
+
+
+def fused_ops_spy(monkeypatch) -> list[str]:
+    """The fxmlir ops of every graph the backend compiles, as they come."""
+    import fxmlir.dynamo_backend as backend
+
+    fused: list[str] = []
+    round_trip = backend.round_trip_or_fallback
+
+    def spy(*args, **kwargs):
+        graph = round_trip(*args, **kwargs)
+        fused.extend(str(n.target) for n in graph.graph.nodes
+                     if n.op == "call_function" and str(n.target).startswith("fxmlir."))
+        return graph
+    monkeypatch.setattr(backend, "round_trip_or_fallback", spy)
+    return fused
+
+
+def train_mlp(dump_dir: Path | None) -> tuple[list[float], list[torch.Tensor]]:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4))
+    step = model if dump_dir is None else torch.compile(
+        model, backend=fxmlir.backend(dump_dir=str(dump_dir)))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for _ in range(3):
+        loss = step(torch.randn(4, 8)).square().mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+    return losses, [p.detach() for p in model.parameters()]
+
+
+def full_disk(monkeypatch, dump_dir: Path) -> None:
+    """Every file written under `dump_dir` fails as on a full filesystem."""
+    write_text = Path.write_text
+
+    def failing(path: Path, *args, **kwargs):
+        if dump_dir in path.parents:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return write_text(path, *args, **kwargs)
+    monkeypatch.setattr(Path, "write_text", failing)
+
+
+def graph_folder_taken(monkeypatch, dump_dir: Path) -> None:
+    """The run's first graph folder is a file: its stage folders are paths
+    under a file."""
+    (fxmlir.dump.run(dump_dir).folder / "graph_0_0_0").write_text("in the way")
+
+
+def fxmlir_warnings(caught: list[warnings.WarningMessage]) -> list[tuple[str, str]]:
+    return [(w.category.__name__, str(w.message)) for w in caught
+            if "fxmlir" in str(w.message)]
+
+
+@pytest.mark.parametrize("break_dumps", [full_disk, graph_folder_taken])
+def test_dumps_that_cannot_be_written_cost_no_fusion(tmp_path, monkeypatch, break_dumps):
+    """A full disk once made every stage fall back: FallbackWarning: ...
+    graph kept as is: OSError: [Errno 28] No space left on device."""
+    monkeypatch.setattr(fxmlir.dump, "_stopped", {}, raising=False)  # as in a new process
+    dumps = tmp_path / "dumps"
+    break_dumps(monkeypatch, dumps)
+    fused = fused_ops_spy(monkeypatch)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        losses, params = train_mlp(dumps)
+    # The bias + GELU fused before autodiff, in the forward and backward graphs.
+    assert "fxmlir.fused_bias_add_gelu.default" in fused, fxmlir_warnings(caught)
+    assert "fxmlir.fused_bias_add_gelu_grad.default" in fused
+    ((category, message),) = fxmlir_warnings(caught)  # one warning for the run
+    assert category == "DumpWarning" and f"dumps to {dumps} stopped" in message, message
+    eager_losses, eager_params = train_mlp(None)
+    torch.testing.assert_close(losses, eager_losses)
+    torch.testing.assert_close(params, eager_params)
+
+
+def test_a_dump_file_that_cannot_be_made_is_skipped(tmp_path, monkeypatch):
+    import fxmlir.roundtrip
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("injected")
+    monkeypatch.setattr(fxmlir.roundtrip, "standalone_source", broken)
+    fused = fused_ops_spy(monkeypatch)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train_mlp(tmp_path)
+    assert "fxmlir.fused_bias_add_gelu.default" in fused, fxmlir_warnings(caught)
+    skipped = fxmlir_warnings(caught)
+    assert len(skipped) == 6  # fx_before.py and fx_after.py of each stage
+    assert all(category == "DumpWarning" and "not dumped: could not make it: RuntimeError: "
+               "injected" in message for category, message in skipped), skipped
+    (run,) = tmp_path.iterdir()
+    index = check_index(run)  # the other files are there and indexed
+    assert all("final.mlir" in e["files"] and "fx_after.py" not in e["files"]
+               for e in index["entries"])
