@@ -5,7 +5,10 @@
     fxmlir explain SCRIPT [ARGS]  run a script through fxmlir; why sites did not fuse
     fxmlir passes                 the passes and the stages that run them
 
-Commands import torch only when they need it (explain).
+Commands import torch only when they need it (explain). A bad path, an empty
+or corrupt file, or a missing tool is one line on stderr naming it and what
+is wrong, and exit status 2; `report` skips a run folder whose index cannot be
+read, with a note on stderr, and reports the others.
 """
 
 from __future__ import annotations
@@ -29,25 +32,43 @@ def opt() -> None:
 def _report(args: argparse.Namespace) -> int:
     from fxmlir.report import report
 
-    print(report(Path(args.dump_dir)))
+    tables, skipped = report(Path(args.dump_dir))
+    if not tables:  # no run could be read: each is an error
+        for why in skipped:
+            print(f"fxmlir report: {why}", file=sys.stderr)
+        return ERROR
+    for why in skipped:
+        print(f"fxmlir report: skipped {why}", file=sys.stderr)
+    print(tables)
     return 0
 
 
 def _dot_of(graph: Path) -> tuple[str, Path]:
     """The dot text of GRAPH (a stage folder, a .dot or a .mlir file) and
     the .dot path it stands for."""
+    from fxmlir.report import read_text
+
     if graph.is_dir():
         graph = graph / "graph.dot"
+    if graph.suffix not in (".dot", ".mlir"):
+        raise ValueError(f"{graph}: expected a dump's stage folder, a .dot or a .mlir file")
+    text = read_text(graph)
+    if not text.strip():
+        raise ValueError(f"{graph}: empty file")
     if graph.suffix == ".dot":
-        return graph.read_text(), graph
-    if graph.suffix == ".mlir":
-        from fxmlir import _C
-        from fxmlir.dot import function_dot
+        return text, graph
+    from fxmlir import _C
+    from fxmlir.dot import function_dot
 
-        module = _C.Context().parse(graph.read_text(), str(graph))
-        (function, *_) = json.loads(module.to_json())["functions"]
-        return function_dot(function), graph.with_suffix(".dot")
-    raise ValueError(f"{graph}: expected a dump's stage folder, a .dot or a .mlir file")
+    try:
+        module = _C.Context().parse(text, str(graph))
+    except _C.Error as e:
+        raise ValueError(f"{graph}: not a valid fxmlir module: "
+                         + " ".join(str(e).split())) from e
+    functions = json.loads(module.to_json())["functions"]
+    if not functions:
+        raise ValueError(f"{graph}: no function in the module")
+    return function_dot(functions[0]), graph.with_suffix(".dot")
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -56,12 +77,17 @@ def _show(args: argparse.Namespace) -> int:
         sys.stdout.write(dot)
         return 0
     if shutil.which("dot") is None:
-        print(f"fxmlir show: graphviz's `dot` is not installed, so {path} cannot be "
-              "rendered; install graphviz (e.g. apt-get install graphviz) or open the .dot "
-              "file in any Graphviz viewer", file=sys.stderr)
-        return 1
+        raise UsageError(f"graphviz's `dot` is not installed, so {path} cannot be rendered; "
+                         "install graphviz (e.g. apt-get install graphviz) or open the .dot "
+                         "file in any Graphviz viewer")
     svg = Path(args.output) if args.output else path.with_suffix(".svg")
-    subprocess.run(["dot", "-Tsvg", "-o", str(svg)], input=dot, text=True, check=True)
+    try:
+        subprocess.run(["dot", "-Tsvg", "-o", str(svg)], input=dot, text=True, check=True,
+                       capture_output=True)
+    except subprocess.CalledProcessError as e:
+        svg.unlink(missing_ok=True)
+        why = " ".join(e.stderr.split()) or f"exit status {e.returncode}"
+        raise UsageError(f"{path}: graphviz's dot could not render it: {why}") from e
     print(svg)
     return 0
 
@@ -69,6 +95,9 @@ def _show(args: argparse.Namespace) -> int:
 def _explain(args: argparse.Namespace) -> int:
     from fxmlir.explain import format_sites, run_script
 
+    script = Path(args.script)
+    if not script.exists():
+        raise UsageError(f"{script}: no such file")
     sites = run_script(args.script, args.args)
     print(format_sites(sites))
     return 0
@@ -103,12 +132,24 @@ def parser() -> argparse.ArgumentParser:
     return main
 
 
+class UsageError(Exception):
+    """A bad argument or missing tool: one line naming it, exit status 2."""
+
+
+# The exit status of every error a command reports (argparse's too).
+ERROR = 2
+
+
 def main(argv: list[str] | None = None) -> int:
+    from fxmlir.report import error_text
+
     args = parser().parse_args(argv)
-    if args.command == "explain":  # the script's own errors keep their traceback
-        return args.run(args)
     try:
         return args.run(args)
-    except (OSError, ValueError) as e:
+    except UsageError as e:
         print(f"fxmlir {args.command}: {e}", file=sys.stderr)
-        return 1
+    except (OSError, ValueError) as e:
+        if args.command == "explain":  # the script's own errors keep their traceback
+            raise
+        print(f"fxmlir {args.command}: {error_text(e)}", file=sys.stderr)
+    return ERROR

@@ -61,39 +61,92 @@ def format_table(rows: list[tuple[str, ...]], columns: tuple[str, ...] = COLUMNS
                      for line in lines)
 
 
+def read_text(path: Path) -> str:
+    """A file's text; an error names the file (OSError's filename, or this
+    ValueError)."""
+    try:
+        return path.read_text()
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text (byte {e.start}: {e.reason})") from e
+
+
 def find_indexes(path: Path) -> list[Path]:
-    """The index.json of a run folder, or of every run folder in a dump
-    directory, oldest run first."""
+    """The index.json itself, the one of a run folder, or those of every run
+    folder in a dump directory, oldest run first."""
+    if path.is_file() and path.name == INDEX:
+        return [path]
     if (path / INDEX).is_file():
         return [path / INDEX]
     return sorted(path.glob(f"*/{INDEX}"))
 
 
-def index_records(index: dict[str, Any]) -> list[RoundTripRecord]:
+def _entry_record(entry: Any) -> RoundTripRecord:
+    if not isinstance(entry, dict):
+        raise TypeError(f"{type(entry).__name__} {entry!r}, not an object")
+    if "summary" in entry:
+        return RoundTripRecord.from_summary(entry["summary"])
+    return RoundTripRecord(graph=entry["folder"], stage=entry["stage"],
+                           fallback=entry["fallback"])
+
+
+def read_index(path: Path) -> tuple[str, list[RoundTripRecord]]:
+    """The run name and round trips of an index.json. Raises OSError, or
+    ValueError naming the file and what is wrong with it."""
+    text = read_text(path)
+
+    def corrupt(problem: str) -> ValueError:
+        return ValueError(f"{path}: not an fxmlir dump index: {problem}")
+
+    if not text.strip():
+        raise corrupt("empty file")
+    try:
+        index = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise corrupt(f"invalid JSON ({e})") from e
+    if not isinstance(index, dict):
+        raise corrupt(f"a JSON {type(index).__name__}, not an object")
+    for key, kind, name in (("run", str, "string"), ("entries", list, "list")):
+        if not isinstance(index.get(key), kind):
+            raise corrupt(f"no {key!r} {name}")
     records = []
-    for entry in index["entries"]:
-        if "summary" in entry:
-            records.append(RoundTripRecord.from_summary(entry["summary"]))
-        else:
-            records.append(RoundTripRecord(graph=entry["folder"], stage=entry["stage"],
-                                           fallback=entry["fallback"]))
-    return records
+    for number, entry in enumerate(index["entries"]):
+        try:
+            records.append(_entry_record(entry))
+        except KeyError as e:
+            raise corrupt(f"entry {number} has no {e}") from e
+        except (TypeError, AttributeError, ValueError) as e:
+            raise corrupt(f"entry {number} is malformed ({e})") from e
+    return index["run"], records
 
 
-def report(path: Path) -> str:
-    """The table of every run under `path`, one per run."""
+def report(path: Path) -> tuple[str, list[str]]:
+    """The table of every run under `path`, one per run ("" when none could
+    be read), and why each run whose index could not be read was skipped.
+    Raises FileNotFoundError when there is no run."""
     indexes = find_indexes(path)
     if not indexes:
-        raise FileNotFoundError(f"no fxmlir dump under {path} (no {INDEX} in it or in its "
-                                "subfolders); dumps are written where FXMLIR_DUMP_DIR or "
-                                "the dump_dir option points")
-    parts = []
+        problem = "no such file or directory" if not path.exists() else (
+            f"no {INDEX} in it or in its subfolders")
+        raise FileNotFoundError(f"{path}: no fxmlir dump ({problem}); dumps are written "
+                                "where FXMLIR_DUMP_DIR or the dump_dir option points")
+    parts, skipped = [], []
     for index_path in indexes:
-        index = json.loads(index_path.read_text())
-        records = index_records(index)
+        try:
+            run, records = read_index(index_path)
+        except (OSError, ValueError) as e:
+            skipped.append(error_text(e))
+            continue
         fused = sum(c for r in records for _, c in r.fused_ops)
         fallbacks = sum(r.fallback is not None for r in records)
-        parts.append(f"run {index['run']} ({index_path.parent}): {len(records)} round trips, "
+        parts.append(f"run {run} ({index_path.parent}): {len(records)} round trips, "
                      f"{fused} fused ops, {fallbacks} fallbacks\n"
                      + format_table(record_rows(records)))
-    return "\n\n".join(parts)
+    return "\n\n".join(parts), skipped
+
+
+def error_text(error: BaseException) -> str:
+    """An error as one line that names its file: "x.json: No such file or
+    directory" for an OSError, else its message."""
+    if isinstance(error, OSError) and error.filename is not None:
+        return f"{error.filename}: {error.strerror or error}"
+    return str(error)

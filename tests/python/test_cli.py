@@ -71,9 +71,84 @@ def test_report_tables_the_round_trips(dump):
     assert fxmlir_cli("report", str(run)).stdout == out
 
 
+def assert_one_line_error(result: subprocess.CompletedProcess, *parts: str) -> None:
+    """Exit status 2 and one line on stderr, no traceback, with each part."""
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    for part in parts:
+        assert part in result.stderr, (part, result.stderr)
+
+
 def test_report_of_a_folder_without_dumps_says_so(tmp_path):
+    assert_one_line_error(fxmlir_cli("report", str(tmp_path)),
+                          f"fxmlir report: {tmp_path}: no fxmlir dump")
+    assert_one_line_error(fxmlir_cli("report", str(tmp_path / "missing")),
+                          f"{tmp_path / 'missing'}: no fxmlir dump (no such file")
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("{}", "no 'run' string"),
+    ('{"run": "r"}', "no 'entries' list"),
+    ("[]", "a JSON list, not an object"),
+    ("", "empty file"),
+    ('{"run": "r", "entries": [', "invalid JSON"),
+    ('{"run": "r", "entries": [{"folder": "g"}]}', "entry 0 has no 'stage'"),
+    ('{"run": "r", "entries": [{"summary": 3}]}', "entry 0 is malformed"),
+    ('{"run": "r", "entries": [7]}', "entry 0 is malformed (int 7, not an object)"),
+])
+def test_report_of_a_corrupt_index_names_it(tmp_path, text, problem):
+    index = tmp_path / "run" / "index.json"
+    index.parent.mkdir()
+    index.write_text(text)
+    for path in (index.parent, index):  # the run folder, or its index itself
+        assert_one_line_error(fxmlir_cli("report", str(path)),
+                              f"fxmlir report: {index}: not an fxmlir dump index: {problem}")
+
+
+def test_report_skips_a_corrupt_run_and_reports_the_others(dump, tmp_path):
+    (run,) = dump.iterdir()
+    shutil.copytree(run, tmp_path / run.name)
+    (tmp_path / "0-corrupt").mkdir()
+    (tmp_path / "0-corrupt" / "index.json").write_bytes(b"\xff\xfe")
     result = fxmlir_cli("report", str(tmp_path))
-    assert result.returncode == 1 and "no fxmlir dump under" in result.stderr
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == (f"fxmlir report: skipped {tmp_path}/0-corrupt/index.json: "
+                                      "not UTF-8 text (byte 0: invalid start byte)")
+    assert "3 round trips, 3 fused ops, 0 fallbacks" in result.stdout
+
+
+def test_show_and_explain_name_the_bad_file(tmp_path):
+    (tmp_path / "empty.mlir").write_text("")
+    (tmp_path / "empty.dot").write_text("")
+    (tmp_path / "bad.mlir").write_text("func.func @f( {")
+    (tmp_path / "graph.txt").write_text("digraph {}")
+    (tmp_path / "stage").mkdir()
+    cases = [
+        (("show", "empty.mlir"), "fxmlir show: empty.mlir: empty file"),
+        (("show", "empty.dot"), "fxmlir show: empty.dot: empty file"),
+        (("show", "bad.mlir"), "fxmlir show: bad.mlir: not a valid fxmlir module"),
+        (("show", "missing.dot"), "fxmlir show: missing.dot: No such file or directory"),
+        (("show", "stage"), "fxmlir show: stage/graph.dot: No such file or directory"),
+        (("show", "graph.txt"), "fxmlir show: graph.txt: expected a dump's stage folder"),
+        (("explain", "missing.py"), "fxmlir explain: missing.py: no such file"),
+    ]
+    for args, message in cases:
+        assert_one_line_error(fxmlir_cli(*args, cwd=tmp_path), message)
+
+
+def test_show_of_a_module_without_functions_says_so(tmp_path):
+    (tmp_path / "m.mlir").write_text("module {}\n")
+    assert_one_line_error(fxmlir_cli("show", "m.mlir", cwd=tmp_path),
+                          "fxmlir show: m.mlir: no function in the module")
+
+
+@pytest.mark.skipif(not HAS_DOT, reason="graphviz's dot is not installed")
+def test_show_svg_of_a_bad_dot_file_says_what_dot_said(tmp_path):
+    (tmp_path / "bad.dot").write_text("digraph { a -> }")
+    result = fxmlir_cli("show", "--svg", "bad.dot", cwd=tmp_path)
+    assert_one_line_error(result, "fxmlir show: bad.dot: graphviz's dot could not render it: ",
+                          "syntax error")
+    assert not (tmp_path / "bad.svg").exists()
 
 
 def test_show_prints_the_dot_with_fx_names(dump):
@@ -104,8 +179,7 @@ def test_show_without_graphviz_says_what_is_missing(dump, tmp_path):
     (tmp_path / "bin" / "python").symlink_to(sys.executable)
     env = {**os.environ, "PATH": str(tmp_path / "bin")}
     result = fxmlir_cli("show", str(stage), "--svg", env=env)
-    assert result.returncode == 1
-    assert "graphviz's `dot` is not installed" in result.stderr
+    assert_one_line_error(result, "graphviz's `dot` is not installed")
 
 
 SCRIPT = textwrap.dedent("""
