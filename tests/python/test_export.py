@@ -100,3 +100,39 @@ def test_dumped_fx_after_runs_on_its_own(tmp_path):
         assert "output 0: (4, 2)" in result.stdout or stage == "backward"
     assert "fused_bias_add_gelu" in next(tmp_path.glob("*/graph_*/forward/fx_after.py")) \
         .read_text()
+
+
+def test_optimize_refuses_a_torch_ir_graph():
+    """It once returned such a graph unchanged, without a word."""
+    with pytest.raises(ValueError, match=r"cannot rewrite this GraphModule: node '_0' calls "
+                                         r"module '0' \(a torch IR graph"):
+        fxmlir.optimize(torch.fx.symbolic_trace(make_model()))
+
+    def scaled_gelu(x):
+        return nn.functional.gelu(x) * 2
+
+    with pytest.raises(ValueError, match=r"node 'x' has no fake value in meta\['val'\]"):
+        fxmlir.optimize(torch.fx.symbolic_trace(scaled_gelu))
+
+
+class NormSoftmax(nn.Module):
+    """Layer norm and softmax, each in a JIT region only in decomposed form:
+    export keeps aten.layer_norm and aten.softmax.int."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(16)
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(self.fc(self.norm(x) * 2), dim=-1) + 1
+
+
+def test_optimize_with_codegen_decomposes_what_regions_need():
+    torch.manual_seed(0)
+    model = NormSoftmax()
+    x = torch.randn(4, 16)
+    ep = fxmlir.optimize(torch.export.export(model, (x,)), codegen=True)
+    regions = fused_targets(ep.graph_module)
+    assert regions == ["fxmlir.mlir_jit.default"] * 2, regions
+    torch.testing.assert_close(ep.module()(x), model(x))
