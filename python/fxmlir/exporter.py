@@ -30,9 +30,12 @@ class ExportFailure(RuntimeError):
 
 class _GraphBuilder:
     def __init__(self, imported: ImportedGraph, original: fx.GraphModule,
-                 jit_functions: Mapping[str, str]) -> None:
+                 jit_functions: Mapping[str, str],
+                 region_outputs: Mapping[str, list[tuple[str, int] | None]]) -> None:
         self.imported = imported
         self.jit_functions = jit_functions
+        # Outlined function -> the original node each of its results stands for.
+        self.region_outputs = region_outputs
         self.original = {n.name: n for n in original.graph.nodes}
         self.graph_fake_modes = [
             v.fake_mode for n in original.graph.nodes
@@ -70,6 +73,7 @@ class _GraphBuilder:
                 torch.ops.fxmlir.mlir_jit.default,
                 (self.jit_functions[callee], callee, operands), name=callee)
             self._bind(node, op, single=False)
+            self._restore_layouts(op, self.region_outputs.get(callee, []))
             return
         if name == "fxmlir.call":
             target = op["attributes"]["target"]["str"]
@@ -90,6 +94,44 @@ class _GraphBuilder:
         single = len(overload._schema.returns) == 1 and \
             not isinstance(overload._schema.returns[0].type, torch.ListType)
         self._bind(node, op, single=single)
+
+    def _restore_layouts(self, op: dict, outputs: list[tuple[str, int] | None]) -> None:
+        """A region writes its results contiguous; where the node a result
+        stands for had other strides in the original graph (an elementwise
+        op on a transposed input keeps its layout), a later view may depend
+        on them, so the result is copied into that layout."""
+        for result, output in zip(op["results"], outputs):
+            original = self.original.get(output[0]) if output else None
+            if original is None:
+                continue
+            expected = node_value(original)
+            if isinstance(expected, (tuple, list)):
+                expected = expected[output[1]]
+            if not isinstance(expected, torch.Tensor) or _is_contiguous(expected):
+                continue
+            self.env[result["id"]] = self._copy_to_layout(self.value(result["id"]), expected)
+
+    def _copy_to_layout(self, value: fx.Node, expected: torch.Tensor) -> fx.Node:
+        """`value` (contiguous) copied into the strides of `expected`: a
+        permutation of a dense layout through permute, clone, permute back;
+        any other layout through empty_strided and copy."""
+        aten = torch.ops.aten
+        order = _dense_order(expected)
+        if order is not None:
+            inverse = sorted(range(len(order)), key=order.__getitem__)
+            permuted = self._call(aten.permute.default, value, order)
+            dense = self._call(aten.clone.default, permuted,
+                               memory_format=torch.contiguous_format)
+            return self._call(aten.permute.default, dense, inverse)
+        empty = self._call(aten.empty_strided.default, list(expected.shape),
+                           list(expected.stride()), dtype=expected.dtype,
+                           device=expected.device)
+        return self._call(aten.copy.default, empty, value)
+
+    def _call(self, target: Any, *args: Any, **kwargs: Any) -> fx.Node:
+        node = self.graph.call_function(target, args, kwargs)
+        node.meta["val"] = self._fake_run(node)
+        return node
 
     def _same_call(self, op: dict, target: Any) -> fx.Node | None:
         """The original node that `op` still is (the same target, or the
@@ -155,6 +197,39 @@ class _GraphBuilder:
         return gm
 
 
+def _is_contiguous(tensor: torch.Tensor) -> bool:
+    """Whether the strides are the row-major ones (size-1 dims aside)."""
+    expected = 1
+    for size, stride in reversed(list(zip(tensor.shape, tensor.stride()))):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _dense_order(tensor: torch.Tensor) -> list[int] | None:
+    """The dims from outermost to innermost when the strides are a
+    permutation of a dense row-major layout, else None."""
+    order = sorted(range(tensor.dim()), key=lambda d: (-tensor.stride(d), d))
+    expected = 1
+    for dim in reversed(order):
+        if tensor.shape[dim] != 1 and tensor.stride(dim) != expected:
+            return None
+        expected *= tensor.shape[dim]
+    return order
+
+
+def _region_outputs(function: dict) -> list[tuple[str, int] | None]:
+    """For each result of an outlined function, the FX node name and result
+    index of the op that computes it (None for a returned argument)."""
+    defined: dict[int, tuple[str, int]] = {}
+    for op in function["ops"]:
+        for index, result in enumerate(op["results"]):
+            if "loc" in op:
+                defined[result["id"]] = (op["loc"], index)
+    return [defined.get(i) for i in function["returns"]]
+
+
 def _is_tensor_node(value: Any) -> bool:
     if not isinstance(value, fx.Node):
         return False
@@ -167,7 +242,10 @@ def export_graph(module_json: dict, imported: ImportedGraph, original: fx.GraphM
     """Rebuilds `original` (whose import is `imported`) from the module;
     `jit_functions` holds the text of the regions its mlir_jit ops call."""
     (function,) = [f for f in module_json["functions"] if f["name"] == imported.func_name]
-    builder = _GraphBuilder(imported, original, jit_functions or {})
+    jit_functions = jit_functions or {}
+    region_outputs = {f["name"]: _region_outputs(f) for f in module_json["functions"]
+                      if f["name"] in jit_functions}
+    builder = _GraphBuilder(imported, original, jit_functions, region_outputs)
     placeholders = [n for n in original.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(function["arguments"]):
         raise ExportFailure(f"@{imported.func_name} has {len(function['arguments'])} "

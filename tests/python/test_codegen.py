@@ -101,3 +101,31 @@ def test_codegen_settings(tmp_path):
     blocked.write_text("")
     with pytest.raises(ValueError, match="FXMLIR_CACHE_DIR=.* is not a directory"):
         Options.from_env({"FXMLIR_CACHE_DIR": str(blocked / "cache")})
+
+
+def rotate_heads(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """LLaMA's attention shape dance: heads split and transposed, a rotary
+    embedding applied (elementwise, so eager keeps the transposed layout),
+    transposed back and merged with a view, which needs that layout."""
+    batch, seq, width = x.shape
+    heads = x.view(batch, seq, 2, width // 2).transpose(1, 2)
+    half = width // 4
+    rotated = torch.cat((-heads[..., half:], heads[..., :half]), dim=-1)
+    heads = heads * cos + rotated * sin
+    return heads.transpose(1, 2).view(batch, seq, width) * 2.0
+
+
+def test_region_results_keep_the_layout_later_views_need():
+    x = torch.randn(2, 6, 16, requires_grad=True)
+    cos, sin = torch.randn(6, 8), torch.randn(6, 8)
+    compiled = torch.compile(rotate_heads, backend=fxmlir.backend(codegen=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        out = compiled(x, cos, sin)
+        (grad,) = torch.autograd.grad(out.square().sum(), x)
+    x_eager = x.detach().requires_grad_()
+    ref = rotate_heads(x_eager, cos, sin)
+    (grad_eager,) = torch.autograd.grad(ref.square().sum(), x_eager)
+    torch.testing.assert_close(out, ref)
+    assert out.stride() == ref.stride()
+    torch.testing.assert_close(grad, grad_eager)
