@@ -125,8 +125,12 @@ def report(path: Path) -> tuple[str, list[str]]:
     Raises FileNotFoundError when there is no run."""
     indexes = find_indexes(path)
     if not indexes:
-        problem = "no such file or directory" if not path.exists() else (
-            f"no {INDEX} in it or in its subfolders")
+        if not path.exists():
+            problem = "no such file or directory"
+        elif path.is_file():
+            problem = f"a file, neither a dump folder nor an {INDEX}"
+        else:
+            problem = f"no {INDEX} in it or in its subfolders"
         raise FileNotFoundError(f"{path}: no fxmlir dump ({problem}); dumps are written "
                                 "where FXMLIR_DUMP_DIR or the dump_dir option points")
     parts, skipped = [], []

@@ -84,6 +84,10 @@ def test_report_of_a_folder_without_dumps_says_so(tmp_path):
                           f"fxmlir report: {tmp_path}: no fxmlir dump")
     assert_one_line_error(fxmlir_cli("report", str(tmp_path / "missing")),
                           f"{tmp_path / 'missing'}: no fxmlir dump (no such file")
+    (tmp_path / "notes.txt").write_text("")
+    assert_one_line_error(fxmlir_cli("report", str(tmp_path / "notes.txt")),
+                          f"{tmp_path / 'notes.txt'}: no fxmlir dump (a file, neither a dump "
+                          "folder nor an index.json)")
 
 
 @pytest.mark.parametrize("text, problem", [
