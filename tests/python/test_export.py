@@ -136,3 +136,23 @@ def test_optimize_with_codegen_decomposes_what_regions_need():
     regions = fused_targets(ep.graph_module)
     assert regions == ["fxmlir.mlir_jit.default"] * 2, regions
     torch.testing.assert_close(ep.module()(x), model(x))
+
+
+def test_optimize_goes_on_when_its_dumps_cannot_be_written(tmp_path, monkeypatch):
+    """A full disk once made optimize raise OSError: [Errno 28]."""
+    import errno
+    from pathlib import Path
+
+    import fxmlir.dump
+
+    monkeypatch.setattr(fxmlir.dump, "_stopped", {}, raising=False)  # as in a new process
+
+    def full_disk(path, *args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    model = make_model()
+    x = torch.randn(4, 8)
+    with pytest.warns(UserWarning, match="dumps to .* stopped, the round trips go on"):
+        ep = fxmlir.optimize(torch.export.export(model, (x,)), dump_dir=str(tmp_path))
+    assert fused_targets(ep.graph_module) == ["fxmlir.fused_bias_add_gelu.default"]
+    torch.testing.assert_close(ep.module()(x), model(x))
