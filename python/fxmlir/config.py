@@ -9,19 +9,21 @@ by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 |                       |            | default,a,-b,+c; each pass at most once      |         |
 | FXMLIR_STAGES         | stages     | comma list of before_autodiff, forward,      | all     |
 |                       |            | backward, each at most once                  |         |
-| FXMLIR_DUMP_DIR       | dump_dir   | a writable directory (created if missing)    | unset   |
+| FXMLIR_DUMP_DIR       | dump_dir   | a directory (created if missing)             | unset   |
 | FXMLIR_LOG_LEVEL      | log_level  | removed: TORCH_LOGS=fxmlir or +fxmlir        |         |
 | FXMLIR_CUDA_GRAPHS    | cudagraphs | 0, 1 (option: False, True)                   | 0       |
 | FXMLIR_CODEGEN_FUSERS | codegen    | 0, 1 (option: False, True): JIT regions      | 0       |
 |                       |            | after autodiff                               |         |
-| FXMLIR_CACHE_DIR      |            | a writable directory (created if missing)    | $XDG_CACHE_HOME/fxmlir or ~/.cache/fxmlir |
+| FXMLIR_CACHE_DIR      |            | a directory (created if missing)             | $XDG_CACHE_HOME/fxmlir or ~/.cache/fxmlir |
 
 FXMLIR_ROUND_TRIP is read at each torch.compile call; the others each time
 a graph is compiled. fxmlir logs through torch._logging (fxmlir/logs.py).
 
 Every value is checked where it is given (when the environment is read, or
 when `fxmlir.backend(...)` is called); a bad one is an error quoting the
-variable or option as given and saying what it accepts.
+variable or option as given and saying what it accepts. A directory that
+cannot be written is no error: dumps, and the JIT's disk cache, warn once and
+the compile goes on without them.
 """
 
 from __future__ import annotations
@@ -100,24 +102,16 @@ def parse_passes(what: str, value: Any) -> Selection:
 
 
 def parse_dump_dir(what: str, value: Any) -> Path | None:
-    """A directory fxmlir can write into (created at the first write), or
-    None for none."""
+    """The directory dumps go to (created at the first dump), or None for
+    none. Only its type is checked: whether it can be written is the state
+    of the disk, which may change, and a dump that cannot be written warns
+    and costs nothing else (fxmlir/dump.py)."""
     if value is None or value == "":
         return None
     if not isinstance(value, (str, os.PathLike)):
         raise TypeError(f"{what} must be a directory path (str or os.PathLike), got "
                         f"{type(value).__name__} {value!r}")
-    path = Path(value)
-    existing = path
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise ValueError(f"{what}={str(value)!r} is invalid: {str(existing)!r} is not a "
-                         "directory; accepted values: a writable directory")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise ValueError(f"{what}={str(value)!r} is invalid: {str(existing)!r} is not "
-                         "writable; accepted values: a writable directory")
-    return path
+    return Path(value)
 
 
 def parse_cudagraphs(what: str, value: Any) -> bool:
@@ -156,8 +150,8 @@ class Options:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Options":
-        # Read by the JIT in the core; checked here, where it is given.
-        parse_dump_dir("FXMLIR_CACHE_DIR", environ.get("FXMLIR_CACHE_DIR"))
+        # FXMLIR_CACHE_DIR is the JIT's, in the core: a cache it cannot
+        # write keeps compiled code in memory, with one warning.
         if "FXMLIR_LOG_LEVEL" in environ:
             raise _removed("FXMLIR_LOG_LEVEL")
         return cls(
