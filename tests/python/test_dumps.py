@@ -6,6 +6,9 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -191,3 +194,58 @@ def test_a_dump_file_that_cannot_be_made_is_skipped(tmp_path, monkeypatch):
     index = check_index(run)  # the other files are there and indexed
     assert all("final.mlir" in e["files"] and "fx_after.py" not in e["files"]
                for e in index["entries"])
+
+
+READ_ONLY_STEP = """
+import json, warnings
+import torch, torch.nn as nn
+import fxmlir.dynamo_backend as backend
+
+fused = []
+round_trip = backend.round_trip_or_fallback
+
+def spy(*args, **kwargs):
+    graph = round_trip(*args, **kwargs)
+    fused.extend(str(n.target) for n in graph.graph.nodes if str(n.target).startswith("fxmlir."))
+    return graph
+
+backend.round_trip_or_fallback = spy
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4))
+x = torch.randn(4, 8)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    out = torch.compile(model, backend="fxmlir")(x)
+    out.sum().backward()
+print(json.dumps({"fused": fused, "equal": torch.allclose(out, model(x)),
+                  "warnings": [f"{w.category.__name__}: {w.message}" for w in caught
+                               if "fxmlir" in str(w.message)]}))
+"""
+
+
+def test_a_read_only_dump_dir_costs_no_fusion(tmp_path):
+    """It was a ValueError (FXMLIR_DUMP_DIR ... is not writable) that failed
+    torch.compile."""
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    command = [sys.executable, "-c", READ_ONLY_STEP]
+    if os.geteuid() != 0:
+        dumps.chmod(0o555)
+    elif shutil.which("unshare") is None:
+        pytest.skip("root without unshare cannot make a read-only directory")
+    else:  # permissions do not bind root: a read-only bind mount does
+        command = ["unshare", "-m", "sh", "-c",
+                   'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@"',
+                   str(dumps), *command]
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_", "FXMLIR_"))}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                            env={**environ, "FXMLIR_DUMP_DIR": str(dumps)})
+    dumps.chmod(0o755)
+    assert result.returncode == 0, result.stderr[-3000:]
+    run = json.loads(result.stdout.strip().splitlines()[-1])
+    assert "fxmlir.fused_bias_add_gelu.default" in run["fused"], run
+    assert "fxmlir.fused_bias_add_gelu_grad.default" in run["fused"], run
+    assert run["equal"], run
+    (warning,) = run["warnings"]
+    assert warning.startswith(f"DumpWarning: fxmlir: dumps to {dumps} stopped"), warning
+    assert list(dumps.iterdir()) == []
