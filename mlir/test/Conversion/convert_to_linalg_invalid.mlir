@@ -23,3 +23,13 @@ func.func private @no_device(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = fxmlir.aten.exp %x : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A view that regroups dims (4x2 -> 8) is not a unit-dim view, even with a
+// dynamic dim.
+func.func private @regrouping_view(%x: tensor<?x2xf32, #fxmlir.device<"cpu">>) -> tensor<8xf32, #fxmlir.device<"cpu">> {
+  // expected-error @below {{is not supported by the JIT lowering}}
+  %0 = fxmlir.aten.view %x {size = array<i64: 8>} : (tensor<?x2xf32, #fxmlir.device<"cpu">>) -> tensor<8xf32, #fxmlir.device<"cpu">>
+  return %0 : tensor<8xf32, #fxmlir.device<"cpu">>
+}

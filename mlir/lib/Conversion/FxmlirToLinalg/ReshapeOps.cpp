@@ -45,11 +45,23 @@ unitDimGroups(ArrayRef<int64_t> shape) {
   return groups;
 }
 
+/// Whether two lists of core sizes name the same dims. A dynamic size
+/// matches any other: a region's function is re-specialized with dynamic
+/// batch dims while the types recorded inside keep the traced sizes (torch
+/// specializes sizes 0 and 1, so a dynamic dim is never a unit dim).
+static bool sameCoreSizes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  return a.size() == b.size() &&
+         llvm::all_of(llvm::zip(a, b), [](auto sizes) {
+           auto [x, y] = sizes;
+           return x == y || ShapedType::isDynamic(x) || ShapedType::isDynamic(y);
+         });
+}
+
 static std::optional<JitOpKind> checkUnitDimReshape(Operation *op) {
   auto input = cast<RankedTensorType>(op->getOperand(0).getType());
   auto result = cast<RankedTensorType>(op->getResult(0).getType());
   if (input.getElementType() != result.getElementType() ||
-      coreSizes(input.getShape()) != coreSizes(result.getShape()))
+      !sameCoreSizes(coreSizes(input.getShape()), coreSizes(result.getShape())))
     return std::nullopt;
   return JitOpKind::Identity;
 }
