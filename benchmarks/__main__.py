@@ -1,4 +1,4 @@
-"""python -m benchmarks --device cpu|cuda [--only ops,linear,mlp,gpt2,roundtrip] [--threads N]
+"""python -m benchmarks --device cpu|cuda [--only ops,linear,mlp,gpt2,llama,roundtrip] [--threads N]
 
 Runs the suite and writes the device's section of docs/benchmarks.md, its
 raw numbers to docs/benchmarks-<device>.json (a run with --only updates its
@@ -26,7 +26,7 @@ import torch._inductor.config
 from benchmarks import outline, report, suites, timing
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("ops", "linear", "mlp", "gpt2", "roundtrip")
+SECTIONS = ("ops", "linear", "mlp", "gpt2", "llama", "roundtrip")
 
 
 def _machine(device: str) -> str:
@@ -53,7 +53,7 @@ def _commit() -> str:
         return "unknown"
 
 
-RESULT_KEYS = ("ops", "linear", "mlp", "gpt2")
+RESULT_KEYS = ("ops", "linear", "mlp", "gpt2", "llama")
 
 
 def _save(path: Path, run: dict[str, Any]) -> None:
@@ -121,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     run["copy_gbps"] = timing.copy_gbps(args.device, sizes.copy_bytes, sizes.warmup, sizes.reps)
     print(f"copy: {run['copy_gbps']:.1f} GB/s", flush=True)
     steps = {"ops": suites.fused_ops, "linear": suites.linear_gelu_results,
-             "mlp": suites.mlp_results, "gpt2": suites.gpt2_results}
+             "mlp": suites.mlp_results, "gpt2": suites.gpt2_results,
+             "llama": suites.llama_results}
     for key, fn in steps.items():
         if key in only:
             run[key] = fn(args.device, sizes)

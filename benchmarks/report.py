@@ -112,6 +112,13 @@ def section(device: str, run: dict[str, Any]) -> str:
                    "transformers' GPT2LMHeadModel, random init: 4 layers, 512 wide, 8 heads, "
                    "vocabulary 8192, dropout 0.1; forward with the LM loss and backward.\n")
         out.append(_step_table(run["gpt2"]))
+    if run.get("llama"):
+        batch, seq = sizes.gpt2_tokens
+        out.append(f"### LLaMA-style training step, {batch}x{seq} tokens\n\n"
+                   "transformers' LlamaForCausalLM, random init: 4 layers, 512 wide, 8 heads, "
+                   "SwiGLU 1376 wide, vocabulary 8192 (no biases, RMSNorm, rotary "
+                   "embeddings); forward with the LM loss and backward.\n")
+        out.append(_step_table(run["llama"]))
     if run.get("roundtrip"):
         out.append("### Round trip (import, canonicalize, export) by graph size\n")
         out.append(_table(["FX nodes", "round trip ms", "ms per node"],
@@ -155,9 +162,10 @@ def chart(path: Path, device: str, run: dict[str, Any]) -> bool:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for key in ("ops", "mlp", "gpt2") for r in run.get(key) or []]
+    rows = [r for key in ("ops", "mlp", "gpt2", "llama") for r in run.get(key) or []]
     labels = [f"{r.case} {r.dtype}" for r in rows]
-    names = [n for n in ("Inductor", "fxmlir", "Inductor reduce-overhead", "fxmlir cudagraphs")
+    names = [n for n in ("Inductor", "fxmlir", "fxmlir codegen", "Inductor reduce-overhead",
+                         "fxmlir cudagraphs")
              if any(n in r.timings for r in rows)]
     fig, ax = plt.subplots(figsize=(10, 0.45 * len(rows) + 1.5))
     height = 0.8 / len(names)

@@ -206,7 +206,8 @@ def mlp_block(approximate: str) -> nn.Module:
 
 def _implementations(model: nn.Module, sizes: Sizes) -> dict[str, Callable]:
     impls: dict[str, Callable] = {"eager": model, "Inductor": _compiled(model),
-                                  "fxmlir": _compiled(model, _fxmlir())}
+                                  "fxmlir": _compiled(model, _fxmlir()),
+                                  "fxmlir codegen": _compiled(model, _fxmlir(codegen=True))}
     if sizes.cuda_graphs:
         impls["Inductor reduce-overhead"] = _compiled(model, mode="reduce-overhead")
         impls["fxmlir cudagraphs"] = _compiled(model, _fxmlir(cudagraphs=True))
@@ -254,17 +255,16 @@ def mlp_results(device: str, sizes: Sizes) -> list[Result]:
     return results
 
 
-def gpt2_results(device: str, sizes: Sizes) -> list[Result]:
-    from transformers import GPT2Config, GPT2LMHeadModel
-
+def _transformer_results(title: str, build: Callable[[], nn.Module], vocab: int,
+                         device: str, sizes: Sizes) -> list[Result]:
+    """Training steps of a causal LM with its LM loss, f32 and bf16 autocast."""
     batch, seq = sizes.gpt2_tokens
     results = []
     for dtype_name in sizes.gpt2_cases:
         torch._dynamo.reset()
         torch.manual_seed(0)
-        config = GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=8192, n_positions=512)
-        model = GPT2LMHeadModel(config).to(device).train()
-        ids = torch.randint(0, config.vocab_size, (batch, seq), device=device)
+        model = build().to(device).train()
+        ids = torch.randint(0, vocab, (batch, seq), device=device)
         autocast = dtype_name == "bf16"
 
         def step(fn: Callable) -> Any:
@@ -273,11 +273,33 @@ def gpt2_results(device: str, sizes: Sizes) -> list[Result]:
             loss.backward()
 
         label = "bf16 autocast" if autocast else "f32"
-        results.append(_step_results("GPT-2 (4 layers, 512 wide)", label, device, sizes,
+        results.append(_step_results(title, label, device, sizes,
                                      _implementations(model, sizes), step,
                                      list(model.parameters())))
     torch._dynamo.reset()
     return results
+
+
+VOCAB = 8192
+
+
+def gpt2_results(device: str, sizes: Sizes) -> list[Result]:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=VOCAB, n_positions=512)
+    return _transformer_results("GPT-2 (4 layers, 512 wide)",
+                                lambda: GPT2LMHeadModel(config), VOCAB, device, sizes)
+
+
+def llama_results(device: str, sizes: Sizes) -> list[Result]:
+    """LLaMA-style: no biases, RMSNorm, SwiGLU, rotary embeddings."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(num_hidden_layers=4, hidden_size=512, num_attention_heads=8,
+                         num_key_value_heads=8, intermediate_size=1376, vocab_size=VOCAB,
+                         max_position_embeddings=512)
+    return _transformer_results("LLaMA-style (4 layers, 512 wide)",
+                                lambda: LlamaForCausalLM(config), VOCAB, device, sizes)
 
 
 def round_trip_results() -> list[dict[str, float]]:
