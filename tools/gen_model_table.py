@@ -1,6 +1,7 @@
 """Writes docs/models.md: fused sites per model and stage, and fallbacks,
 for the zoo of tools/model_zoo.py trained three steps through fxmlir with
-dropout 0.1, in f32 and under bf16 CPU autocast.
+dropout 0.1, in f32 and under bf16 CPU autocast; and, trained again with
+codegen=True, the share of non-GEMM compute ops that JIT regions hold.
 
 Usage: python tools/gen_model_table.py [--out docs/models.md]
 """
@@ -27,14 +28,24 @@ summaries (`summary.json`, `fused_ops`) over every compiled graph, its last
 recompile only, subgraph bodies included. A fallback is a graph fxmlir kept
 as it was; there must be none.
 
-| model | precision | GELU+bias sites | before autodiff | forward | backward | fallbacks |
-|---|---|---|---|---|---|---|
+The last column trains the model again with `codegen=True` and counts, in
+the forward and backward graphs after the round trip, the compute ops other
+than GEMMs, attention, views and layout changes
+(`model_zoo.compute_ops_in_regions`): how many of them JIT regions hold.
+
+| model | precision | GELU+bias sites | before autodiff | forward | backward | fallbacks | ops in JIT regions (forward, backward) |
+|---|---|---|---|---|---|---|---|
 """
 
 
 def _cell(fused: Counter) -> str:
     return ", ".join(f"{name.removeprefix('fxmlir.')} ×{count}"
                      for name, count in sorted(fused.items())) or "—"
+
+
+def _share(region_ops: tuple[int, int]) -> str:
+    inside, total = region_ops
+    return f"{inside}/{total} ({100 * inside / total:.0f} %)" if total else "—"
 
 
 def main() -> None:
@@ -47,10 +58,13 @@ def main() -> None:
     for entry in model_zoo.MODELS:
         for autocast in (False, True):
             run, _ = model_zoo.train_both(entry, autocast, dropout=DROPOUT)
+            regions, _ = model_zoo.train_both(entry, autocast, dropout=DROPOUT, codegen=True)
             rows.append(f"| {entry.name} | {'bf16 autocast' if autocast else 'f32'} "
                         f"| {entry.gelu_bias_sites} "
                         + "".join(f"| {_cell(run.fused[stage])} " for stage in model_zoo.STAGES)
-                        + f"| {len(run.fallbacks)} |")
+                        + f"| {len(run.fallbacks) + len(regions.fallbacks)} "
+                        + f"| {_share(regions.region_ops['forward'])}, "
+                        + f"{_share(regions.region_ops['backward'])} |")
             print(rows[-1], flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(HEADER.format(dropout=DROPOUT) + "\n".join(rows) + "\n")

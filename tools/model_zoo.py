@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import tempfile
 import warnings
 from collections import Counter
@@ -120,6 +121,9 @@ class Run:
     fused: dict[str, Counter]
     # Unfused aten.gelu ops left in forward graphs.
     unfused_gelus: int
+    # stage -> (ops inside JIT regions, ops that regions could hold) after
+    # autodiff: what compute_ops_in_regions counts.
+    region_ops: dict[str, tuple[int, int]]
 
 
 def _train(model: torch.nn.Module, step: Callable, inputs: dict, autocast: bool,
@@ -147,16 +151,44 @@ def _latest_graphs(dump_dir: Path) -> list[Path]:
     return list(latest.values())
 
 
-def _dump_counts(dump_dir: Path) -> tuple[dict[str, Counter], int]:
+# Ops that are not the non-GEMM compute regions are for: GEMMs and attention
+# (library kernels), views and layout changes (no arithmetic), graph
+# plumbing, and the regions' own calls.
+_NOT_REGION_WORK = re.compile(
+    r"fxmlir\.(none|get_attr|mlir_jit|aten\.(mm|addmm|bmm|baddbmm|_scaled_dot_product\w*"
+    r"|view|_unsafe_view|reshape|t|transpose\.int|permute|expand|unsqueeze|squeeze\.\w+"
+    r"|alias|detach|select\.int|slice\.Tensor|split\.Tensor|split_with_sizes))$")
+_OP = re.compile(r'^\s*(?:%[^=]+=\s*)?"?(fxmlir\.[\w.]+)"?', re.MULTILINE)
+
+
+def compute_ops_in_regions(module_text: str) -> tuple[int, int]:
+    """(inside, total): the non-GEMM compute ops of a round-tripped module
+    that JIT regions hold, and all of them, inside regions or not."""
+    inside = total = 0
+    for function in re.split(r"^\s*func\.func ", module_text, flags=re.MULTILINE)[1:]:
+        ops = [op for op in _OP.findall(function) if not _NOT_REGION_WORK.match(op)]
+        total += len(ops)
+        if function.startswith("private @jit_"):
+            inside += len(ops)
+    return inside, total
+
+
+def _dump_counts(dump_dir: Path) -> tuple[dict[str, Counter], int, dict[str, tuple[int, int]]]:
     fused = {stage: Counter() for stage in STAGES}
     unfused = 0
+    region_ops = {stage: (0, 0) for stage in STAGES[1:]}
     for graph in _latest_graphs(dump_dir):
         for stage in STAGES:
             for summary in graph.glob(f"{stage}/**/summary.json"):
                 fused[stage].update(json.loads(summary.read_text())["fused_ops"])
         for final in graph.glob("forward/**/final.mlir"):
             unfused += final.read_text().count("fxmlir.aten.gelu ")
-    return fused, unfused
+        for stage in region_ops:
+            for final in graph.glob(f"{stage}/**/final.mlir"):
+                inside, total = compute_ops_in_regions(final.read_text())
+                region_ops[stage] = (region_ops[stage][0] + inside,
+                                     region_ops[stage][1] + total)
+    return fused, unfused, region_ops
 
 
 def train_both(entry: ZooModel, autocast: bool, dropout: float = 0.0,
@@ -174,7 +206,8 @@ def train_both(entry: ZooModel, autocast: bool, dropout: float = 0.0,
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", FallbackWarning)
             losses = _train(model, compiled, inputs, autocast)
-        fused, unfused = _dump_counts(Path(folder))
+        fused, unfused, region_ops = _dump_counts(Path(folder))
     torch._dynamo.reset()
     fallbacks = [str(w.message) for w in caught if issubclass(w.category, FallbackWarning)]
-    return Run(losses, fallbacks, fused, unfused), _train(eager, eager, inputs, autocast)
+    return (Run(losses, fallbacks, fused, unfused, region_ops),
+            _train(eager, eager, inputs, autocast))
