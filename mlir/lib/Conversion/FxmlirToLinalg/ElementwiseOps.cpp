@@ -133,8 +133,16 @@ static Value arithmetic(ImplicitLocOpBuilder &b, Operation *op, ArithKind kind,
     unsigned next = 0;
     Value x = lhs.tensor ? args[next++] : constant(nb, compute, lhs.scalar);
     Value y = rhs.tensor ? args[next++] : constant(nb, compute, rhs.scalar);
-    if (alpha && scalarValue(alpha) != 1.0)
-      y = mul(nb, y, constant(nb, compute, alpha));
+    if (alpha && scalarValue(alpha) != 1.0) {
+      Value scale = constant(nb, compute, alpha);
+      if (kind == ArithKind::Sub)
+        scale = neg(nb, scale);
+      // Torch's kernels fuse x + alpha * y into one fma: no rounding, nor
+      // overflow, of alpha * y on its own.
+      if (isa<FloatType>(compute))
+        return math::FmaOp::create(nb, y, scale, x).getResult();
+      return add(nb, x, mul(nb, y, scale));
+    }
     switch (kind) {
     case ArithKind::Add:
       return add(nb, x, y);
@@ -309,28 +317,35 @@ static Value silu(ImplicitLocOpBuilder &b, Value x) {
   return mul(b, x, sigmoid(b, x));
 }
 
-/// x^exponent; small integral exponents multiply, as they are exact and
-/// valid for negative x.
-static Value power(ImplicitLocOpBuilder &b, Value x, double exponent) {
+/// x^exponent (x of torch type `torchType`) as torch's kernel computes it:
+/// +-0.5 as (reciprocal) square roots except for f16, which calls pow (they
+/// differ at -0 and -inf), small integral exponents as products, others as
+/// C's pow.
+static Value power(ImplicitLocOpBuilder &b, Value x, Type torchType,
+                   double exponent) {
   Type type = x.getType();
-  if (exponent == 0.5)
+  bool roots = !isa<Float16Type>(torchType);
+  if (roots && exponent == 0.5)
     return sqrt(b, x);
-  if (exponent == -0.5)
+  if (roots && exponent == -0.5)
     return rsqrt(b, x);
   if (exponent != std::trunc(exponent) || std::abs(exponent) > 8)
-    return math::PowFOp::create(b, x, constant(b, type, exponent));
-  Value result = constant(b, type, 1.0);
-  for (int i = 0, e = static_cast<int>(std::abs(exponent)); i < e; ++i)
-    result = i == 0 ? x : mul(b, result, x);
+    return jit::pow(b, x, constant(b, type, exponent));
+  if (exponent == 0)
+    return constant(b, type, 1.0);
+  Value result = x;
+  for (int i = 1, e = static_cast<int>(std::abs(exponent)); i < e; ++i)
+    result = mul(b, result, x);
   return exponent < 0 ? reciprocal(b, result) : result;
 }
 
 static SmallVector<Value> lowerPowScalar(ImplicitLocOpBuilder &b, Operation *op,
                                          ValueRange operands) {
   double exponent = scalarValue(op->getAttr("exponent"));
-  return {elementwise(b, resultType(op), castToResult(op, operands),
+  Type result = resultType(op);
+  return {elementwise(b, result, castToResult(op, operands),
                       [&](ImplicitLocOpBuilder &nb, ArrayRef<Value> args) {
-                        return power(nb, args[0], exponent);
+                        return power(nb, args[0], result, exponent);
                       })};
 }
 
@@ -338,8 +353,7 @@ static SmallVector<Value> lowerPowTensor(ImplicitLocOpBuilder &b, Operation *op,
                                          ValueRange operands) {
   return {elementwise(b, resultType(op), castToResult(op, operands),
                       [](ImplicitLocOpBuilder &nb, ArrayRef<Value> args) {
-                        return math::PowFOp::create(nb, args[0], args[1])
-                            .getResult();
+                        return jit::pow(nb, args[0], args[1]);
                       })};
 }
 

@@ -124,31 +124,45 @@ Value jit::buildReduction(ImplicitLocOpBuilder &b, ValueRange inputs,
   return keepDims ? keepReducedDims(b, result, dims, rank) : result;
 }
 
-Value jit::keepReducedDims(ImplicitLocOpBuilder &b, Value reduced,
-                           ArrayRef<int64_t> dims, int64_t rank) {
-  auto reducedType = cast<RankedTensorType>(reduced.getType());
-  // Each reduced dim joins the group of the kept dim before it (leading
-  // reduced dims join the first group).
+/// The reassociation between a rank-`rank` space with `dims` of size 1 and
+/// the same space without them: each reduced dim joins the group of the kept
+/// dim before it (leading reduced dims join the first group).
+static SmallVector<ReassociationIndices>
+reducedDimGroups(ArrayRef<int64_t> dims, int64_t rank) {
   SmallVector<ReassociationIndices> groups;
   ReassociationIndices leading;
-  SmallVector<int64_t> shape;
   for (int64_t d = 0; d < rank; ++d) {
-    if (llvm::is_contained(dims, d)) {
-      shape.push_back(1);
-      if (groups.empty())
-        leading.push_back(d);
-      else
-        groups.back().push_back(d);
-      continue;
-    }
-    shape.push_back(reducedType.getDimSize(groups.size()));
-    groups.push_back({d});
+    if (!llvm::is_contained(dims, d))
+      groups.push_back({d});
+    else if (groups.empty())
+      leading.push_back(d);
+    else
+      groups.back().push_back(d);
   }
   if (!groups.empty())
     groups.front().insert(groups.front().begin(), leading.begin(),
                           leading.end());
+  return groups;
+}
+
+Value jit::keepReducedDims(ImplicitLocOpBuilder &b, Value reduced,
+                           ArrayRef<int64_t> dims, int64_t rank) {
+  auto reducedType = cast<RankedTensorType>(reduced.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0, kept = 0; d < rank; ++d)
+    shape.push_back(llvm::is_contained(dims, d)
+                        ? 1
+                        : reducedType.getDimSize(kept++));
   auto type = RankedTensorType::get(shape, reducedType.getElementType());
-  return tensor::ExpandShapeOp::create(b, type, reduced, groups);
+  return tensor::ExpandShapeOp::create(b, type, reduced,
+                                       reducedDimGroups(dims, rank));
+}
+
+Value jit::dropReducedDims(ImplicitLocOpBuilder &b, Value kept,
+                           ArrayRef<int64_t> dims) {
+  int64_t rank = cast<RankedTensorType>(kept.getType()).getRank();
+  return tensor::CollapseShapeOp::create(b, kept,
+                                         reducedDimGroups(dims, rank));
 }
 
 Value jit::countAlong(ImplicitLocOpBuilder &b, Value tensor,

@@ -44,6 +44,11 @@ Value buildReduction(ImplicitLocOpBuilder &b, ValueRange inputs,
 Value keepReducedDims(ImplicitLocOpBuilder &b, Value reduced,
                       ArrayRef<int64_t> dims, int64_t rank);
 
+/// `kept` (a reduction result with its reduced `dims` as size 1) without
+/// those dims: keepReducedDims' inverse.
+Value dropReducedDims(ImplicitLocOpBuilder &b, Value kept,
+                      ArrayRef<int64_t> dims);
+
 /// The number of elements of `tensor` along `dims`, as a scalar of `type`.
 Value countAlong(ImplicitLocOpBuilder &b, Value tensor, ArrayRef<int64_t> dims,
                  Type type);

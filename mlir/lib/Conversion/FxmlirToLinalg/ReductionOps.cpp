@@ -113,6 +113,78 @@ static Value divideBy(ImplicitLocOpBuilder &b, Value tensor, Value count,
                           });
 }
 
+namespace {
+/// Per-row statistics of a tensor over reduced dims, with those dims kept
+/// as size 1.
+struct Moments {
+  Value mean;
+  /// The sum of squared deviations from the mean.
+  Value squares;
+};
+} // namespace
+
+/// The first element of each row of `x` (index 0 along `dims`), with `dims`
+/// kept as size 1; none if a row may be empty.
+static Value firstOfRows(ImplicitLocOpBuilder &b, Value x,
+                         ArrayRef<int64_t> dims) {
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, b.getLoc(), x);
+  for (int64_t d : dims) {
+    if (type.getDimSize(d) == 0 || ShapedType::isDynamic(type.getDimSize(d)))
+      return {};
+    sizes[d] = b.getIndexAttr(1);
+  }
+  return tensor::ExtractSliceOp::create(b, x, offsets, sizes, strides);
+}
+
+/// Two passes over each row (the second reads it from cache): the mean,
+/// then the sum of squared deviations from it. The mean is the row's first
+/// element plus the mean of the differences from it, so that a constant row
+/// has its own value as mean and a variance of exactly 0, as with torch's
+/// Welford kernels. Computing these statistics of [4096, 1024] f32 rows on
+/// this repository's CPU, the shift costs 6% over plain two passes, where a
+/// third pass correcting the mean costs 45% and Welford recurrences in 8
+/// lanes 90% (sequential Welford: 14x). `input` reads an element of `x` in
+/// `acc`.
+static Moments rowMoments(
+    ImplicitLocOpBuilder &b, Value x, ArrayRef<int64_t> dims, Type acc,
+    Value count,
+    llvm::function_ref<Value(ImplicitLocOpBuilder &, Value)> input) {
+  Value first = firstOfRows(b, x, dims);
+  SmallVector<Value> inputs = {x};
+  if (first)
+    inputs.push_back(first);
+  Value sum = sumOver(b, inputs, dims, /*keepDims=*/true, acc,
+                      [&](ImplicitLocOpBuilder &nb, ValueRange elements) {
+                        Value v = input(nb, elements[0]);
+                        return first ? sub(nb, v, input(nb, elements[1])) : v;
+                      });
+  inputs[0] = sum;
+  Value mean = buildElementwise(
+      b, inputs, acc, [&](ImplicitLocOpBuilder &nb, ValueRange elements) {
+        Value shift = arith::DivFOp::create(nb, elements[0], count);
+        return first ? add(nb, input(nb, elements[1]), shift) : shift;
+      });
+  Value squares = sumOver(b, {x, mean}, dims, /*keepDims=*/true, acc,
+                          [&](ImplicitLocOpBuilder &nb, ValueRange elements) {
+                            Value d = sub(nb, input(nb, elements[0]),
+                                          elements[1]);
+                            return mul(nb, d, d);
+                          });
+  // Torch's Welford mean is NaN for a row holding an infinity (inf - inf
+  // in its updates), as is the sum of squares here.
+  Value reported = buildElementwise(
+      b, {mean, squares}, acc,
+      [](ImplicitLocOpBuilder &nb, ValueRange elements) -> Value {
+        Value nan = arith::CmpFOp::create(nb, arith::CmpFPredicate::UNO,
+                                          elements[1], elements[1]);
+        return arith::SelectOp::create(nb, nan, elements[1], elements[0]);
+      });
+  return {reported, squares};
+}
+
 //===----------------------------------------------------------------------===//
 // sum, mean, amax, var_mean
 //===----------------------------------------------------------------------===//
@@ -198,29 +270,23 @@ static SmallVector<Value> lowerAmax(ImplicitLocOpBuilder &b, Operation *op,
   return {convertTensor(b, max, computeType(to), to)};
 }
 
-/// Two passes: the mean, then the sum of squared deviations from it.
 static SmallVector<Value> lowerVarMean(ImplicitLocOpBuilder &b, Operation *op,
                                        ValueRange operands) {
   Value x = operands[0];
   Type from = torchElementType(op->getOperand(0));
   Type varType = resultType(op, 0), meanType = resultType(op, 1);
   Type acc = computeType(varType);
-  int64_t rank = rankOf(x);
   SmallVector<int64_t> dims = *reducedDims(op);
   Value count = countAlong(b, x, dims, acc);
-  Value sum = sumOver(b, x, dims, /*keepDims=*/false, acc,
-                      [&](ImplicitLocOpBuilder &nb, ValueRange elements) {
-                        return toCompute(nb, elements[0], from, varType);
-                      });
-  Value mean = divideBy(b, sum, count, acc);
-  Value meanKept = keepReducedDims(b, mean, dims, rank);
-  Value squares =
-      sumOver(b, {x, meanKept}, dims, keepDim(op), acc,
-              [&](ImplicitLocOpBuilder &nb, ValueRange elements) {
-                Value d = sub(nb, toCompute(nb, elements[0], from, varType),
-                              elements[1]);
-                return mul(nb, d, d);
-              });
+  auto [mean, squares] =
+      rowMoments(b, x, dims, acc, count,
+                 [&](ImplicitLocOpBuilder &nb, Value element) {
+                   return toCompute(nb, element, from, varType);
+                 });
+  if (!keepDim(op)) {
+    mean = dropReducedDims(b, mean, dims);
+    squares = dropReducedDims(b, squares, dims);
+  }
   // Bessel's correction unless told otherwise.
   double dof = 1;
   if (auto integer = op->getAttrOfType<IntegerAttr>("correction"))
@@ -230,8 +296,7 @@ static SmallVector<Value> lowerVarMean(ImplicitLocOpBuilder &b, Operation *op,
   Value divisor = maximum(b, sub(b, count, constant(b, acc, dof)),
                           constant(b, acc, 0.0));
   Value var = divideBy(b, squares, divisor, varType);
-  Value meanResult = keepDim(op) ? meanKept : mean;
-  return {var, convertTensor(b, meanResult, acc, meanType)};
+  return {var, convertTensor(b, mean, acc, meanType)};
 }
 
 static std::optional<JitOpKind> checkVarMean(Operation *op) {
@@ -399,17 +464,7 @@ static SmallVector<Value> lowerLayerNorm(ImplicitLocOpBuilder &b, Operation *op,
   auto input = [&](ImplicitLocOpBuilder &nb, Value element) {
     return toCompute(nb, element, from, to);
   };
-  Value sum = sumOver(b, x, dims, /*keepDims=*/true, acc,
-                      [&](ImplicitLocOpBuilder &nb, ValueRange elements) {
-                        return input(nb, elements[0]);
-                      });
-  Value mean = divideBy(b, sum, count, acc);
-  Value squares = sumOver(b, {x, mean}, dims, /*keepDims=*/true, acc,
-                          [&](ImplicitLocOpBuilder &nb, ValueRange elements) {
-                            Value d = sub(nb, input(nb, elements[0]),
-                                          elements[1]);
-                            return mul(nb, d, d);
-                          });
+  auto [mean, squares] = rowMoments(b, x, dims, acc, count, input);
   double eps = norm.getEps().convertToDouble();
   Value rstd = buildElementwise(
       b, squares, acc, [&](ImplicitLocOpBuilder &nb, ValueRange elements) {
@@ -427,8 +482,11 @@ static SmallVector<Value> lowerLayerNorm(ImplicitLocOpBuilder &b, Operation *op,
         Value w = optionalElement(nb, elements, next, weight, weightType, to,
                                   1.0);
         Value c = optionalElement(nb, elements, next, bias, biasType, to, 0.0);
-        Value xhat =
-            mul(nb, sub(nb, input(nb, elements[0]), elements[1]), elements[2]);
+        // Torch's kernel: x rstd + (-rstd mean), then the affine map. A
+        // constant row gives exactly 0; x rstd overflowing gives NaN.
+        Value mean = elements[1], rstd = elements[2];
+        Value shift = mul(nb, neg(nb, rstd), mean);
+        Value xhat = add(nb, mul(nb, input(nb, elements[0]), rstd), shift);
         return fromCompute(nb, add(nb, mul(nb, xhat, w), c), to);
       });
   return {y, convertTensor(b, mean, acc, resultType(op, 1)),

@@ -5,6 +5,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::fxmlir;
 using namespace mlir::fxmlir::jit;
@@ -46,6 +48,15 @@ static bool isUnsignedLike(Type torchType) {
 Value jit::castTo(ImplicitLocOpBuilder &b, Value value, Type from, Type to) {
   if (from == to)
     return value;
+  // c10::Half and c10::BFloat16 convert from and to float only: any other
+  // conversion goes through f32, rounding twice on the way to them as eager
+  // does (f64 -> f32 -> bf16), and the JIT needs no compiler-rt conversion
+  // (`__truncdfbf2`, `__truncdfhf2`, integers to bf16).
+  Type f32 = b.getF32Type();
+  if (isa<Float16Type, BFloat16Type>(from) && !to.isF32() && !to.isInteger(1))
+    return castTo(b, arith::ExtFOp::create(b, f32, value), f32, to);
+  if (isa<Float16Type, BFloat16Type>(to) && !from.isF32())
+    return castTo(b, castTo(b, value, from, f32), f32, to);
   Type target = storageType(to);
   auto fromFloat = dyn_cast<FloatType>(from);
   auto toFloat = dyn_cast<FloatType>(to);
@@ -57,10 +68,7 @@ Value jit::castTo(ImplicitLocOpBuilder &b, Value value, Type from, Type to) {
                                  constant(b, storageType(from), 0.0));
   }
   if (fromFloat && toFloat) {
-    unsigned fromWidth = fromFloat.getWidth(), toWidth = toFloat.getWidth();
-    if (fromWidth == toWidth) // bf16 <-> f16 goes through f32.
-      value = arith::ExtFOp::create(b, b.getF32Type(), value);
-    if (fromWidth < toWidth)
+    if (fromFloat.getWidth() < toFloat.getWidth())
       return arith::ExtFOp::create(b, target, value);
     return arith::TruncFOp::create(b, target, value);
   }
@@ -157,6 +165,55 @@ Value jit::sigmoid(ImplicitLocOpBuilder &b, Value x) {
   Value one = constant(b, x.getType(), 1.0);
   Value e = math::ExpOp::create(b, arith::NegFOp::create(b, x));
   return arith::DivFOp::create(b, one, arith::AddFOp::create(b, one, e));
+}
+
+Value jit::pow(ImplicitLocOpBuilder &b, Value x, Value y) {
+  using arith::CmpFPredicate;
+  Type type = x.getType();
+  auto cmp = [&](CmpFPredicate predicate, Value lhs, Value rhs) -> Value {
+    return arith::CmpFOp::create(b, predicate, lhs, rhs);
+  };
+  auto select = [&](Value condition, Value t, Value f) -> Value {
+    return arith::SelectOp::create(b, condition, t, f);
+  };
+  Value zero = constant(b, type, 0.0), one = constant(b, type, 1.0);
+  Value inf = constant(b, type, std::numeric_limits<double>::infinity());
+  // |x|^y = exp(y log|x|) is right for every |x| (log 0 = -inf, log inf =
+  // inf), except where y log|x| is 0 * inf: the cases fixed below.
+  Value magnitude = math::AbsFOp::create(b, x);
+  Value power = math::ExpOp::create(
+      b, mul(b, y, math::LogOp::create(b, magnitude)));
+  // Integral y (the infinities count as even), and odd y.
+  Value integral = cmp(CmpFPredicate::OEQ, math::FloorOp::create(b, y), y);
+  Value half = mul(b, y, constant(b, type, 0.5));
+  Value odd = arith::AndIOp::create(
+      b, integral,
+      cmp(CmpFPredicate::ONE, math::FloorOp::create(b, half), half));
+  // A negative x (-0 included) and odd y give a negative result.
+  Value negativeX = cmp(CmpFPredicate::OLT,
+                        math::CopySignOp::create(b, one, x), zero);
+  Value signedPower = select(arith::AndIOp::create(b, negativeX, odd),
+                             arith::NegFOp::create(b, power), power);
+  // A finite negative x and a non-integral y: no real result.
+  Value finiteNegative = arith::AndIOp::create(
+      b, cmp(CmpFPredicate::OLT, x, zero),
+      cmp(CmpFPredicate::OGT, x, arith::NegFOp::create(b, inf)));
+  Value noRealResult = arith::AndIOp::create(
+      b, finiteNegative,
+      arith::XOrIOp::create(b, integral,
+                            arith::ConstantOp::create(b, b.getBoolAttr(true))));
+  Value nan =
+      constant(b, type, std::numeric_limits<double>::quiet_NaN());
+  Value real = select(noRealResult, nan, signedPower);
+  // x^0 = 1 (NaN x too), 1^y = 1 (NaN y too), (-1)^+-inf = 1.
+  Value unitBase = cmp(CmpFPredicate::OEQ, x, one);
+  Value zeroExponent = cmp(CmpFPredicate::OEQ, y, zero);
+  Value unitInfinity = arith::AndIOp::create(
+      b, cmp(CmpFPredicate::OEQ, magnitude, one),
+      cmp(CmpFPredicate::OEQ, math::AbsFOp::create(b, y), inf));
+  Value isOne = arith::OrIOp::create(
+      b, arith::OrIOp::create(b, unitBase, zeroExponent), unitInfinity);
+  return select(isOne, one, real);
 }
 
 Value jit::compare(ImplicitLocOpBuilder &b, Comparison kind, Value x, Value y,

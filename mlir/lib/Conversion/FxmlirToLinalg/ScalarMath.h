@@ -46,6 +46,10 @@ Value neg(ImplicitLocOpBuilder &b, Value x);
 Value maximum(ImplicitLocOpBuilder &b, Value x, Value y);
 /// 1 / (1 + exp(-x)).
 Value sigmoid(ImplicitLocOpBuilder &b, Value x);
+/// x^y with C's `pow` special cases, torch's definition for floats: signed
+/// results for negative bases with odd integral exponents, NaN for finite
+/// negative bases with non-integral ones, x^0 = 1^y = 1, 0^-y = inf.
+Value pow(ImplicitLocOpBuilder &b, Value x, Value y);
 
 /// Torch's comparison predicates, in the order of `compare`'s switch.
 enum class Comparison { Eq, Ne, Lt, Le, Gt, Ge };
