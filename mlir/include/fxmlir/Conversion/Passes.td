@@ -142,7 +142,10 @@ def ExpandBF16Conversions : Pass<"fxmlir-expand-bf16-conversions"> {
   let description = [{
     `arith.truncf` to bf16 (rounding to nearest even, NaN kept) and
     `arith.extf` from bf16 become bit operations, so that CPUs without
-    AVX512-BF16 need no compiler-rt `__truncsfbf2` at run time. Unlike
+    AVX512-BF16 need no compiler-rt `__truncsfbf2` at run time. Conversions
+    between f16/bf16 and f64 or integers go through f32 first, as
+    c10::Half and c10::BFloat16 convert (no `__truncdfbf2`,
+    `__truncdfhf2`). Unlike
     `arith-expand{include-bf16}`, min/max ops stay as they are: expanded into
     compares and selects, LLVM no longer vectorizes them as reductions.
   }];
