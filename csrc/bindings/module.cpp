@@ -66,6 +66,7 @@ PYBIND11_MODULE(_C, m) {
         result["compiled"] = stats.compiled;
         result["memory_hits"] = stats.memoryHits;
         result["disk_hits"] = stats.diskHits;
+        result["disk_discarded"] = stats.diskDiscarded;
         result["compile_seconds"] = stats.compileSeconds;
         result["disk_load_seconds"] = stats.diskLoadSeconds;
         result["cache_dir"] = jit.cacheDir();
@@ -78,14 +79,22 @@ PYBIND11_MODULE(_C, m) {
         std::string text = textArgument(module, "jit_compile_cpu", "module");
         std::string name =
             textArgument(function, "jit_compile_cpu", "function");
-        py::gil_scoped_release release;
-        fxmlir::jit::Jit &jit = fxmlir::jit::Jit::shared();
-        jit.compileCpu(text, name, jit.analyze(text, name).inputs);
+        fxmlir::jit::Jit *jit;
+        {
+          py::gil_scoped_release release;
+          jit = &fxmlir::jit::Jit::shared();
+          jit->compileCpu(text, name, jit->analyze(text, name).inputs);
+        }
+        // What the JIT worked around (a cache entry rebuilt, a cache
+        // directory it cannot write), as Python warnings.
+        for (const std::string &warning : jit->takeWarnings())
+          if (PyErr_WarnEx(PyExc_UserWarning, warning.c_str(), 1) < 0)
+            throw py::error_already_set();
       },
       py::arg("module"), py::arg("function"),
       "Compile a JIT region for the CPU as mlir_jit's CPU kernel will (so "
       "that its first call finds the code cached); raises Error when it "
-      "cannot.");
+      "cannot, warns (UserWarning) for what the JIT worked around.");
 
   m.def(
       "jit_check_cuda",

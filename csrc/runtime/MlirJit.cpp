@@ -28,8 +28,15 @@ using jit::Signature;
 const CompiledFunction &compiledCpu(Function &function, std::string_view module,
                                     std::string_view name) {
   std::call_once(function.cpuCompiled, [&] {
-    function.cpu = jit::Jit::shared().compileCpu(
-        std::string(module), std::string(name), function.signature.inputs);
+    jit::Jit &jit = jit::Jit::shared();
+    function.cpu = jit.compileCpu(std::string(module), std::string(name),
+                                  function.signature.inputs);
+    // What the JIT worked around in this compile (a cache entry rebuilt, a
+    // cache directory it cannot write); the round trip's compiles warn in
+    // Python (_C.jit_compile_cpu). Torch shows these in Python when its
+    // caller handles warnings (autograd functions do), else on stderr.
+    for (const std::string &warning : jit.takeWarnings())
+      TORCH_WARN(warning);
   });
   return *function.cpu;
 }

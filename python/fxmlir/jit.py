@@ -77,5 +77,7 @@ def outline(fn: Callable[..., Any], *example: torch.Tensor, min_ops: int = 2) ->
 
 
 def stats() -> dict[str, Any]:
-    """Counters of the process's JIT: compiles, cache hits, seconds spent."""
+    """Counters of the process's JIT: compiles, cache hits, disk cache
+    entries discarded (they did not verify, and were rebuilt), seconds
+    spent."""
     return _C.jit_stats()
