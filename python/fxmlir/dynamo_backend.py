@@ -21,6 +21,7 @@ from torch._functorch.aot_autograd import make_boxed_func
 from fxmlir import logs
 from fxmlir.config import Options
 from fxmlir.roundtrip import round_trip_or_fallback
+from fxmlir.runtime_fallback import guarded, warn_traced_fallback
 
 log = logging.getLogger("fxmlir")
 logs.register()  # when the startup hook did not (python -S, a source checkout)
@@ -87,6 +88,7 @@ def fxmlir_backend(gm: fx.GraphModule, example_inputs: list[Any],
         from fxmlir.cudagraphs import CudaGraphs  # imports Inductor: only when asked
 
         graphs = CudaGraphs(graph_id, len(example_inputs))
+    dynamo_graph = gm
     if "before_autodiff" in opts.stages:
         placeholders = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
         gm = round_trip_or_fallback(gm, graph_id, "before_autodiff", opts,
@@ -101,7 +103,7 @@ def fxmlir_backend(gm: fx.GraphModule, example_inputs: list[Any],
             if selected in opts.stages:
                 compiled = round_trip_or_fallback(graph, graph_id, stage, opts,
                                                   input_names=primals)
-            run = make_boxed_func(compiled.forward)
+            run = make_boxed_func(guarded(compiled, graph, f"{graph_id}/{stage}"))
             if graphs is None:
                 return run
             if stage == "backward":
@@ -109,8 +111,15 @@ def fxmlir_backend(gm: fx.GraphModule, example_inputs: list[Any],
             return graphs.forward(stage, graph, run, inputs)
         return compile_graph
 
-    return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
-                        inference_compiler=compiler("inference"))(gm, example_inputs)
+    autodiff = aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
+                            inference_compiler=compiler("inference"))
+    if gm is dynamo_graph:
+        return autodiff(gm, example_inputs)
+    try:
+        return autodiff(gm, example_inputs)
+    except Exception as error:  # the round-tripped graph does not trace: keep Dynamo's
+        warn_traced_fallback(f"{graph_id}/before_autodiff", error)
+        return autodiff(dynamo_graph, example_inputs)
 
 
 def backend(**options: Any) -> Callable[..., Any]:

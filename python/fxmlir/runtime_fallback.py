@@ -1,0 +1,84 @@
+"""The last line of defence: a round-tripped graph that raises when it runs
+(a kernel's error, a layout a later view cannot take) is replaced by the
+original graph for good, with a FallbackWarning naming the graph, the node
+and the reason, so that training goes on; one that AOTAutograd cannot trace
+before autodiff is replaced by Dynamo's graph the same way.
+
+The original graph runs on the same inputs: after autodiff graphs are
+functional, so running it again is safe; if it raises too, the error is the
+user's and is raised as is.
+"""
+
+from __future__ import annotations
+
+import linecache
+import re
+import traceback
+import warnings
+from typing import Any, Callable
+
+import torch.fx as fx
+
+from fxmlir.roundtrip import FallbackWarning
+
+# The generated code of a GraphModule: "<eval_with_key>.12".
+_FX_CODE = re.compile(r"^<eval_with_key>")
+_ASSIGNED = re.compile(r"^\s*(\w+)\s*=")
+
+
+def _failing_node(error: BaseException) -> str | None:
+    """The FX node whose line of the generated code raised, if any."""
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        if _FX_CODE.match(frame.filename):
+            line = frame.line or linecache.getline(frame.filename, frame.lineno or 0)
+            assigned = _ASSIGNED.match(line or "")
+            return assigned.group(1) if assigned else (line or "").strip() or None
+    return None
+
+
+def _describe(error: BaseException) -> str:
+    """"node 'view_3': RuntimeError: view size is not compatible ..."."""
+    node = _failing_node(error)
+    where = f"node '{node}'" if node else "the graph"
+    lines = str(error).strip().splitlines()
+    return f"{where}: {type(error).__name__}: {lines[0] if lines else ''}"
+
+
+def warn_traced_fallback(graph: str, error: BaseException) -> None:
+    """AOTAutograd could not trace the round-tripped graph before autodiff:
+    the original one is traced instead."""
+    warnings.warn(f"fxmlir: {graph} graph kept as is: AOTAutograd failed on the round-tripped "
+                  f"graph: {_describe(error)}", FallbackWarning, stacklevel=3)
+
+
+class RuntimeFallback:
+    """Calls `compiled`; from its first failure on, `original`."""
+
+    def __init__(self, compiled: Callable[..., Any], original: Callable[..., Any],
+                 graph: str) -> None:
+        self.compiled = compiled
+        self.original = original
+        self.graph = graph
+        self.failed = False
+
+    def __call__(self, *args: Any) -> Any:
+        if self.failed:
+            return self.original(*args)
+        try:
+            return self.compiled(*args)
+        except Exception as error:
+            result = self.original(*args)
+            self.failed = True
+            warnings.warn(f"fxmlir: {self.graph} graph failed at run time and is replaced by "
+                          f"the original graph: {_describe(error)}", FallbackWarning,
+                          stacklevel=2)
+            return result
+
+
+def guarded(compiled: fx.GraphModule, original: fx.GraphModule,
+            graph: str) -> Callable[..., Any]:
+    """`compiled`'s forward, falling back to `original`'s when it raises;
+    just `compiled`'s when it is the original (nothing to fall back to)."""
+    if compiled is original:
+        return compiled.forward
+    return RuntimeFallback(compiled.forward, original.forward, graph)

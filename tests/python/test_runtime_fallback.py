@@ -1,0 +1,75 @@
+"""Training never dies because of fxmlir: a round-tripped graph that fails
+when AOTAutograd traces it or when it runs is replaced by the original one,
+with a FallbackWarning naming the graph, the node and the reason."""
+
+from __future__ import annotations
+
+import copy
+import re
+import warnings
+
+import pytest
+import torch
+import torch.fx as fx
+
+import fxmlir
+import fxmlir.dynamo_backend as dynamo_backend
+import fxmlir.exporter as exporter
+from fxmlir.roundtrip import FallbackWarning
+
+
+def heads_merged(x: torch.Tensor) -> torch.Tensor:
+    """An elementwise op on transposed heads, transposed back and merged by
+    a view that needs the transposed layout."""
+    batch, seq, width = x.shape
+    heads = x.view(batch, seq, 2, width // 2).transpose(1, 2)
+    heads = torch.sigmoid(heads) * heads + 1.0
+    return heads.transpose(1, 2).view(batch, seq, width) * 2.0
+
+
+def test_a_graph_failing_at_run_time_is_replaced_by_the_original(monkeypatch):
+    # Without the layout copy the exported forward's view fails at run time.
+    monkeypatch.setattr(exporter._GraphBuilder, "_restore_layouts", lambda *args: None)
+    x = torch.randn(2, 6, 16, requires_grad=True)
+    compiled = torch.compile(heads_merged, backend=fxmlir.backend(codegen=True))
+    with pytest.warns(FallbackWarning) as caught:
+        out = compiled(x)
+        out.sum().backward()
+    # Forward and backward each view a region's result.
+    for stage in ("forward", "backward"):
+        assert any(re.search(rf"graph_\w+/{stage} graph failed at run time and is replaced by "
+                             r"the original graph: node 'view_\w+': RuntimeError: view size "
+                             r"is not compatible", str(w.message)) for w in caught), stage
+    x_eager = x.detach().requires_grad_()
+    ref = heads_merged(x_eager)
+    ref.sum().backward()
+    torch.testing.assert_close(out, ref)
+    torch.testing.assert_close(x.grad, x_eager.grad)
+    # The original graph runs from then on, without another warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        torch.testing.assert_close(compiled(x), heads_merged(x))
+
+
+def _no_fake_kernel(tensor: torch.Tensor) -> torch.Tensor:
+    raise RuntimeError("no fake kernel")
+
+
+def test_a_graph_autograd_cannot_trace_is_replaced_by_dynamos(monkeypatch):
+    def broken(gm: fx.GraphModule, graph_id: str, stage: str, *args, **kwargs):
+        if stage != "before_autodiff":
+            return gm
+        graph = copy.deepcopy(gm.graph)
+        (output,) = [n for n in graph.nodes if n.op == "output"]
+        with graph.inserting_before(output):
+            result = output.args[0][0]
+            output.replace_input_with(result, graph.call_function(_no_fake_kernel, (result,)))
+        return fx.GraphModule(gm, graph)
+
+    monkeypatch.setattr(dynamo_backend, "round_trip_or_fallback", broken)
+    x = torch.randn(4, 8, requires_grad=True)
+    compiled = torch.compile(lambda t: torch.tanh(t) * 3.0, backend="fxmlir")
+    with pytest.warns(FallbackWarning, match=r"before_autodiff graph kept as is: AOTAutograd "
+                      r"failed on the round-tripped graph: .*RuntimeError: no fake kernel"):
+        out = compiled(x)
+    torch.testing.assert_close(out, torch.tanh(x) * 3.0)
