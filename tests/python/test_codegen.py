@@ -89,7 +89,7 @@ def test_a_region_that_does_not_compile_costs_only_the_regions(tmp_path, monkeyp
     assert "fxmlir.mlir_jit" not in stages["forward"]["fused_ops"]
 
 
-def test_codegen_settings(tmp_path):
+def test_codegen_settings():
     assert Options.from_env({"FXMLIR_CODEGEN_FUSERS": "1"}).codegen
     assert not Options.from_env({}).codegen
     with pytest.raises(ValueError, match="FXMLIR_CODEGEN_FUSERS='yes' is invalid; accepted "
@@ -97,10 +97,8 @@ def test_codegen_settings(tmp_path):
         Options.from_env({"FXMLIR_CODEGEN_FUSERS": "yes"})
     with pytest.raises(TypeError, match="option 'codegen' must be True or False, got str"):
         fxmlir.backend(codegen="1")
-    blocked = tmp_path / "file"
-    blocked.write_text("")
-    with pytest.raises(ValueError, match="FXMLIR_CACHE_DIR=.* is not a directory"):
-        Options.from_env({"FXMLIR_CACHE_DIR": str(blocked / "cache")})
+    # An unusable FXMLIR_CACHE_DIR is no setting error: the JIT keeps its
+    # code in memory with a warning (test_jit_cache.py).
 
 
 def rotate_heads(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
