@@ -14,6 +14,8 @@ by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 | FXMLIR_CUDA_GRAPHS    | cudagraphs | 0, 1 (option: False, True)                   | 0       |
 | FXMLIR_CODEGEN_FUSERS | codegen    | 0, 1 (option: False, True): JIT regions      | 0       |
 |                       |            | after autodiff                               |         |
+| FXMLIR_STRICT         | strict     | 0, 1 (option: False, True): a fallback       | 0       |
+|                       |            | raises FallbackError instead of warning      |         |
 | FXMLIR_CACHE_DIR      |            | a directory (created if missing)             | $XDG_CACHE_HOME/fxmlir or ~/.cache/fxmlir |
 
 FXMLIR_ROUND_TRIP is read at each torch.compile call; the others each time
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
     from fxmlir.passes import Selection
 
 STAGES = ("before_autodiff", "forward", "backward")
-OPTIONS = ("passes", "stages", "dump_dir", "codegen", "cudagraphs")
+OPTIONS = ("passes", "stages", "dump_dir", "codegen", "cudagraphs", "strict")
 # Settings that were removed, and what replaced them.
 REMOVED = {
     "FXMLIR_LOG_LEVEL": "fxmlir logs through torch._logging: TORCH_LOGS=fxmlir for info, "
@@ -114,9 +116,8 @@ def parse_dump_dir(what: str, value: Any) -> Path | None:
     return Path(value)
 
 
-def parse_cudagraphs(what: str, value: Any) -> bool:
-    """Whether compiled CUDA graphs replay through CUDA graphs: a bool
-    option, or "0"/"1" from the environment."""
+def parse_flag(what: str, value: Any) -> bool:
+    """A switch: a bool option, or "0"/"1" from the environment."""
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -137,7 +138,7 @@ def parse_codegen(what: str, value: Any) -> bool:
 
 
 _PARSERS = {"passes": parse_passes, "stages": parse_stages, "dump_dir": parse_dump_dir,
-            "codegen": parse_codegen, "cudagraphs": parse_cudagraphs}
+            "codegen": parse_codegen, "cudagraphs": parse_flag, "strict": parse_flag}
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,8 @@ class Options:
     dump_dir: Path | None = None
     codegen: bool = False
     cudagraphs: bool = False
+    # A fallback raises (CI): fxmlir.roundtrip.FallbackError.
+    strict: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Options":
@@ -160,8 +163,8 @@ class Options:
             dump_dir=parse_dump_dir("FXMLIR_DUMP_DIR", environ.get("FXMLIR_DUMP_DIR")),
             codegen=_choice("FXMLIR_CODEGEN_FUSERS",
                             environ.get("FXMLIR_CODEGEN_FUSERS", "0"), ("0", "1")) == "1",
-            cudagraphs=parse_cudagraphs("FXMLIR_CUDA_GRAPHS",
-                                        environ.get("FXMLIR_CUDA_GRAPHS", "0")),
+            cudagraphs=parse_flag("FXMLIR_CUDA_GRAPHS", environ.get("FXMLIR_CUDA_GRAPHS", "0")),
+            strict=parse_flag("FXMLIR_STRICT", environ.get("FXMLIR_STRICT", "0")),
         )
 
     def updated(self, overrides: Mapping[str, Any] | None) -> "Options":

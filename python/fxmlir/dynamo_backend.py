@@ -103,7 +103,8 @@ def fxmlir_backend(gm: fx.GraphModule, example_inputs: list[Any],
             if selected in opts.stages:
                 compiled = round_trip_or_fallback(graph, graph_id, stage, opts,
                                                   input_names=primals)
-            run = make_boxed_func(guarded(compiled, graph, f"{graph_id}/{stage}"))
+            run = make_boxed_func(guarded(compiled, graph, f"{graph_id}/{stage}",
+                                           opts.strict))
             if graphs is None:
                 return run
             if stage == "backward":
@@ -118,7 +119,7 @@ def fxmlir_backend(gm: fx.GraphModule, example_inputs: list[Any],
     try:
         return autodiff(gm, example_inputs)
     except Exception as error:  # the round-tripped graph does not trace: keep Dynamo's
-        warn_traced_fallback(f"{graph_id}/before_autodiff", error)
+        warn_traced_fallback(f"{graph_id}/before_autodiff", error, opts.strict)
         return autodiff(dynamo_graph, example_inputs)
 
 

@@ -2,7 +2,8 @@
 
 Any failure falls back to the original graph with a warning naming the graph,
 the node or op and the reason, and the offending module dumped: training
-never stops because of fxmlir.
+never stops because of fxmlir. With the `strict` setting (CI) a fallback
+raises FallbackError with the same message instead.
 """
 
 from __future__ import annotations
@@ -37,6 +38,20 @@ _CUDA_DEVICE = '#fxmlir.device<"cuda'
 
 class FallbackWarning(UserWarning):
     """fxmlir could not handle a graph and used the original one."""
+
+
+class FallbackError(RuntimeError):
+    """A fallback under the `strict` setting: the FallbackWarning's message,
+    raised."""
+
+
+def fall_back(message: str, strict: bool, cause: BaseException | None = None,
+              stacklevel: int = 2) -> None:
+    """Warns of a fallback, or raises it under `strict`. `stacklevel` counts
+    from the caller, as in warnings.warn."""
+    if strict:
+        raise FallbackError(message) from cause
+    warnings.warn(message, FallbackWarning, stacklevel=stacklevel + 1)
 
 
 def _op_counts(module: _C.Module) -> dict[str, int]:
@@ -155,16 +170,17 @@ def round_trip_or_fallback(gm: fx.GraphModule, graph_id: str, stage: str,
         try:
             return round_trip(gm, graph_id, stage, options, latest, label, input_names)
         except JitCompileFailure as e:
-            warnings.warn(f"fxmlir: {graph_id}/{label}: no JIT regions: {e}",
-                          FallbackWarning, stacklevel=2)
+            fall_back(f"fxmlir: {graph_id}/{label}: no JIT regions: {e}", options.strict, e)
             latest.clear()
             return round_trip(gm, graph_id, stage, replace(options, codegen=False), latest,
                               label, input_names)
+    except FallbackError:  # strict, from a JIT region or a subgraph body
+        raise
     except Exception as e:  # noqa: BLE001 - any failure must fall back
         reason = f"{type(e).__name__}: {e}"
         where = _dump_failure(options, graph_id, label, stage, reason, gm.code, latest)
-        warnings.warn(f"fxmlir: {graph_id}/{label} graph kept as is: {reason} ({where})",
-                      FallbackWarning, stacklevel=2)
+        fall_back(f"fxmlir: {graph_id}/{label} graph kept as is: {reason} ({where})",
+                  options.strict, e)
         logs.fallback(RoundTripRecord(graph=f"{graph_id}/{label}", stage=stage,
                                       fallback=reason))
         return gm

@@ -7,6 +7,9 @@ before autodiff is replaced by Dynamo's graph the same way.
 The original graph runs on the same inputs: after autodiff graphs are
 functional, so running it again is safe; if it raises too, the error is the
 user's and is raised as is.
+
+With the `strict` setting both raise FallbackError instead, with the same
+message.
 """
 
 from __future__ import annotations
@@ -14,12 +17,11 @@ from __future__ import annotations
 import linecache
 import re
 import traceback
-import warnings
 from typing import Any, Callable
 
 import torch.fx as fx
 
-from fxmlir.roundtrip import FallbackWarning
+from fxmlir.roundtrip import FallbackError, fall_back
 
 # The generated code of a GraphModule: "<eval_with_key>.12".
 _FX_CODE = re.compile(r"^<eval_with_key>")
@@ -44,21 +46,23 @@ def _describe(error: BaseException) -> str:
     return f"{where}: {type(error).__name__}: {lines[0] if lines else ''}"
 
 
-def warn_traced_fallback(graph: str, error: BaseException) -> None:
+def warn_traced_fallback(graph: str, error: BaseException, strict: bool) -> None:
     """AOTAutograd could not trace the round-tripped graph before autodiff:
-    the original one is traced instead."""
-    warnings.warn(f"fxmlir: {graph} graph kept as is: AOTAutograd failed on the round-tripped "
-                  f"graph: {_describe(error)}", FallbackWarning, stacklevel=3)
+    the original one is traced instead (raises under `strict`)."""
+    fall_back(f"fxmlir: {graph} graph kept as is: AOTAutograd failed on the round-tripped "
+              f"graph: {_describe(error)}", strict, error, stacklevel=3)
 
 
 class RuntimeFallback:
-    """Calls `compiled`; from its first failure on, `original`."""
+    """Calls `compiled`; from its first failure on, `original` (under
+    `strict`, each failure raises)."""
 
     def __init__(self, compiled: Callable[..., Any], original: Callable[..., Any],
-                 graph: str) -> None:
+                 graph: str, strict: bool = False) -> None:
         self.compiled = compiled
         self.original = original
         self.graph = graph
+        self.strict = strict
         self.failed = False
 
     def __call__(self, *args: Any) -> Any:
@@ -67,18 +71,20 @@ class RuntimeFallback:
         try:
             return self.compiled(*args)
         except Exception as error:
+            message = (f"fxmlir: {self.graph} graph failed at run time and is replaced by "
+                       f"the original graph: {_describe(error)}")
+            if self.strict:
+                raise FallbackError(message) from error
             result = self.original(*args)
             self.failed = True
-            warnings.warn(f"fxmlir: {self.graph} graph failed at run time and is replaced by "
-                          f"the original graph: {_describe(error)}", FallbackWarning,
-                          stacklevel=2)
+            fall_back(message, False, stacklevel=2)
             return result
 
 
 def guarded(compiled: fx.GraphModule, original: fx.GraphModule,
-            graph: str) -> Callable[..., Any]:
+            graph: str, strict: bool = False) -> Callable[..., Any]:
     """`compiled`'s forward, falling back to `original`'s when it raises;
     just `compiled`'s when it is the original (nothing to fall back to)."""
     if compiled is original:
         return compiled.forward
-    return RuntimeFallback(compiled.forward, original.forward, graph)
+    return RuntimeFallback(compiled.forward, original.forward, graph, strict)

@@ -223,3 +223,12 @@ def test_cuda_graphs_setting():
     assert Options.from_env({"FXMLIR_CUDA_GRAPHS": "1"}).cudagraphs
     assert not Options.from_env({"FXMLIR_CUDA_GRAPHS": "1"}).updated(
         {"cudagraphs": False}).cudagraphs
+
+
+def test_strict_setting():
+    assert not Options.from_env({}).strict
+    assert Options.from_env({"FXMLIR_STRICT": "1"}).strict
+    assert not Options.from_env({"FXMLIR_STRICT": "1"}).updated({"strict": False}).strict
+    assert Options().updated({"strict": True}).strict
+    with pytest.raises(TypeError, match="option 'strict' must be True or False, got int 1"):
+        fxmlir.backend(strict=1)

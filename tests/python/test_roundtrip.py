@@ -4,6 +4,7 @@ eager's, for the models a training user compiles."""
 from __future__ import annotations
 
 import copy
+import re
 import warnings
 
 import pytest
@@ -142,3 +143,72 @@ def test_graph_break(tmp_path):
     # Two graphs, each with a forward and a backward.
     assert len(list(tmp_path.glob("*/graph_*/forward/final.mlir"))) == 2
     assert len(list(tmp_path.glob("*/graph_*/backward/final.mlir"))) == 2
+
+
+def _strict_case(monkeypatch, strict_option, environ):
+    """An embedding model whose export is made to fail, compiled with the
+    strict setting given as an option or in the environment."""
+    import fxmlir.roundtrip
+
+    def failing_export(*args, **kwargs):
+        raise fxmlir.exporter.ExportFailure("injected")
+
+    monkeypatch.setattr(fxmlir.roundtrip, "export_graph", failing_export)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(10, 4), nn.Linear(4, 2))
+    ids = torch.randint(0, 10, (3, 5))
+    options = {} if strict_option is None else {"strict": strict_option}
+    return model, torch.compile(model, backend=fxmlir.backend(**options)), ids
+
+
+@pytest.mark.parametrize("strict_option, environ", [
+    (True, {}), (None, {"FXMLIR_STRICT": "1"}),
+])
+def test_strict_turns_a_fallback_into_an_error_with_the_same_message(monkeypatch,
+                                                                     strict_option, environ):
+    """A fallback was always a FallbackWarning: CI could not fail on one."""
+    from fxmlir.roundtrip import FallbackError
+
+    _, compiled, ids = _strict_case(monkeypatch, strict_option, environ)
+    message = r"graph_\d+_\d+_\d+/before_autodiff graph kept as is: ExportFailure: injected"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)  # raised, not warned
+        # Dynamo wraps a backend's error in BackendCompilerFailed, quoting it.
+        with pytest.raises(Exception, match=message) as raised:
+            compiled(ids)
+    cause = raised.value
+    while cause is not None and not isinstance(cause, FallbackError):
+        cause = getattr(cause, "inner_exception", None) or cause.__cause__
+    assert isinstance(cause, FallbackError) and re.search(message, str(cause))
+    assert isinstance(cause.__cause__, fxmlir.exporter.ExportFailure)
+
+
+@pytest.mark.parametrize("strict_option, environ", [
+    (None, {}), (False, {"FXMLIR_STRICT": "1"}), (None, {"FXMLIR_STRICT": "0"}),
+])
+def test_without_strict_a_fallback_warns(monkeypatch, strict_option, environ):
+    model, compiled, ids = _strict_case(monkeypatch, strict_option, environ)
+    with pytest.warns(FallbackWarning, match="before_autodiff graph kept as is: ExportFailure: "
+                                             "injected"):
+        out = compiled(ids)
+    assert torch.equal(out, model(ids))
+
+
+def test_strict_raises_when_a_jit_region_does_not_compile(monkeypatch):
+    """The round trip redone without JIT regions is a fallback too."""
+    from fxmlir import _C
+    from fxmlir.roundtrip import FallbackError
+
+    def fail(module, function):
+        raise _C.Error(f"no code for @{function}")
+
+    monkeypatch.setattr(_C, "jit_compile_cpu", fail)
+    x = torch.randn(4, 8, requires_grad=True)
+    compiled = torch.compile(lambda t: (torch.tanh(t) * 3.0 + 1.0).sum(),
+                             backend=fxmlir.backend(codegen=True, strict=True))
+    with pytest.raises(Exception, match=r"/forward: no JIT regions: JIT region @jit_\w+: "
+                                        "no code") as raised:
+        compiled(x)
+    assert isinstance(raised.value.inner_exception, FallbackError)

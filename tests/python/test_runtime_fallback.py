@@ -15,7 +15,7 @@ import torch.fx as fx
 import fxmlir
 import fxmlir.dynamo_backend as dynamo_backend
 import fxmlir.exporter as exporter
-from fxmlir.roundtrip import FallbackWarning
+from fxmlir.roundtrip import FallbackError, FallbackWarning
 
 
 def heads_merged(x: torch.Tensor) -> torch.Tensor:
@@ -27,9 +27,13 @@ def heads_merged(x: torch.Tensor) -> torch.Tensor:
     return heads.transpose(1, 2).view(batch, seq, width) * 2.0
 
 
-def test_a_graph_failing_at_run_time_is_replaced_by_the_original(monkeypatch):
+def _no_layout_copy(monkeypatch) -> None:
     # Without the layout copy the exported forward's view fails at run time.
     monkeypatch.setattr(exporter._GraphBuilder, "_restore_layouts", lambda *args: None)
+
+
+def test_a_graph_failing_at_run_time_is_replaced_by_the_original(monkeypatch):
+    _no_layout_copy(monkeypatch)
     x = torch.randn(2, 6, 16, requires_grad=True)
     compiled = torch.compile(heads_merged, backend=fxmlir.backend(codegen=True))
     with pytest.warns(FallbackWarning) as caught:
@@ -55,7 +59,24 @@ def _no_fake_kernel(tensor: torch.Tensor) -> torch.Tensor:
     raise RuntimeError("no fake kernel")
 
 
-def test_a_graph_autograd_cannot_trace_is_replaced_by_dynamos(monkeypatch):
+def test_strict_raises_when_a_graph_fails_at_run_time(monkeypatch):
+    _no_layout_copy(monkeypatch)
+    x = torch.randn(2, 6, 16, requires_grad=True)
+    compiled = torch.compile(heads_merged, backend=fxmlir.backend(codegen=True, strict=True))
+    message = (r"graph_\w+/forward graph failed at run time and is replaced by the original "
+               r"graph: node 'view_\w+': RuntimeError: view size is not compatible")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        with pytest.raises(FallbackError, match=message) as raised:
+            compiled(x)
+        assert isinstance(raised.value.__cause__, RuntimeError)
+        with pytest.raises(FallbackError, match=message):  # each call, not only the first
+            compiled(x)
+
+
+def _break_tracing(monkeypatch) -> None:
+    """The round trip before autodiff returns a graph AOTAutograd cannot
+    trace (an op without a fake kernel)."""
     def broken(gm: fx.GraphModule, graph_id: str, stage: str, *args, **kwargs):
         if stage != "before_autodiff":
             return gm
@@ -67,9 +88,23 @@ def test_a_graph_autograd_cannot_trace_is_replaced_by_dynamos(monkeypatch):
         return fx.GraphModule(gm, graph)
 
     monkeypatch.setattr(dynamo_backend, "round_trip_or_fallback", broken)
+
+
+def test_a_graph_autograd_cannot_trace_is_replaced_by_dynamos(monkeypatch):
+    _break_tracing(monkeypatch)
     x = torch.randn(4, 8, requires_grad=True)
     compiled = torch.compile(lambda t: torch.tanh(t) * 3.0, backend="fxmlir")
     with pytest.warns(FallbackWarning, match=r"before_autodiff graph kept as is: AOTAutograd "
                       r"failed on the round-tripped graph: .*RuntimeError: no fake kernel"):
         out = compiled(x)
     torch.testing.assert_close(out, torch.tanh(x) * 3.0)
+
+
+def test_strict_raises_when_autograd_cannot_trace_the_graph(monkeypatch):
+    _break_tracing(monkeypatch)
+    monkeypatch.setenv("FXMLIR_STRICT", "1")
+    compiled = torch.compile(lambda t: torch.tanh(t) * 3.0, backend="fxmlir")
+    with pytest.raises(Exception, match=r"before_autodiff graph kept as is: AOTAutograd failed "
+                       r"on the round-tripped graph: .*RuntimeError: no fake kernel") as raised:
+        compiled(torch.randn(4, 8, requires_grad=True))
+    assert isinstance(raised.value.inner_exception, FallbackError)
