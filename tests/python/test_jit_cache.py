@@ -15,7 +15,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -130,25 +129,26 @@ def _entries(cache: Path) -> list[Path]:
                   key=lambda p: -p.with_suffix(".o").stat().st_size)
 
 
-def _verifies(entry: Path) -> bool:
-    """Whether the entry's checksum matches its key, signature and object."""
+def _checksum(entry: Path) -> tuple[list[bytes], bytes]:
+    """The lines of the entry's signature file, and the checksum line its
+    key, signature and object call for."""
     lines = entry.with_suffix(".sig").read_bytes().split(b"\n")
     body = b"\n".join(lines[4:])
     digest = hashlib.sha256(entry.name.encode() + b"\n" + body
                             + entry.with_suffix(".o").read_bytes()).hexdigest()
+    return lines, b"sha256 " + digest.encode()
+
+
+def _verifies(entry: Path) -> bool:
+    lines, checksum = _checksum(entry)
     return lines[:2] == [b"fxmlir-jit-entry 2", b"key " + entry.name.encode()] \
-        and lines[3] == b"sha256 " + digest.encode()
+        and lines[3] == checksum
 
 
 def _rechecksum(entry: Path) -> None:
     """Makes the checksum right for the files as they are."""
-    sig = entry.with_suffix(".sig")
-    lines = sig.read_bytes().split(b"\n")
-    body = b"\n".join(lines[4:])
-    digest = hashlib.sha256(entry.name.encode() + b"\n" + body
-                            + entry.with_suffix(".o").read_bytes()).hexdigest()
-    lines[3] = b"sha256 " + digest.encode()
-    sig.write_bytes(b"\n".join(lines))
+    lines, lines[3] = _checksum(entry)
+    entry.with_suffix(".sig").write_bytes(b"\n".join(lines))
 
 
 def _expect_rebuilt(cache: Path, reason: str) -> None:
