@@ -6,7 +6,9 @@ modules finish importing, so processes that never import torch pay nothing.
 - torch._logging: registers the `fxmlir` log and its artifacts before torch
   parses TORCH_LOGS (fxmlir.logs).
 - torch: `torch.compile` reads FXMLIR_ROUND_TRIP at each call, so setting it
-  inside a script (after `import torch`) routes the calls that follow; and
+  inside a script (after `import torch`) routes the calls that follow; a call
+  for fxmlir checks its options and the environment then, not at the first
+  graph (torch itself hands them to the backend only there); and
   `torch.ops.fxmlir` loads fxmlir's op library on first use, so programs
   saved with fxmlir's ops load without `import fxmlir.ops`.
 - torch._dynamo: `torch._dynamo.optimize` reads FXMLIR_ROUND_TRIP too.
@@ -67,6 +69,12 @@ def _routed(original: Callable[..., Any], via: str) -> Callable[..., Any]:
             # optimize(backend, ...): the backend may come positionally.
             kwargs["backend"], args = args[0], args[1:]
         _replace_backend(kwargs.get("backend", "inductor"), kwargs, via)
+        if via == "torch.compile" and kwargs.get("backend") == "fxmlir":
+            # A bad setting is an error here, not inside Dynamo's
+            # BackendCompilerFailed at the first call.
+            from fxmlir.config import Options
+
+            Options.from_env().updated(kwargs.get("options"))
         return original(*args, **kwargs)
 
     call.__fxmlir_routed__ = True  # type: ignore[attr-defined]

@@ -3,34 +3,42 @@ by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 
 | variable              | option     | accepted values                              | default |
 |-----------------------|------------|----------------------------------------------|---------|
-| FXMLIR_ROUND_TRIP     |            | 0, 1 (read at each torch.compile call)       | 0       |
+| FXMLIR_ROUND_TRIP     |            | a switch (read at each torch.compile call)   | 0       |
 | FXMLIR_PASSES         | passes     | default, none, a,b,... (only these), -a,+b   | default |
 |                       |            | (edits of each stage's default pipeline), or |         |
 |                       |            | default,a,-b,+c; each pass at most once      |         |
 | FXMLIR_STAGES         | stages     | comma list of before_autodiff, forward,      | all     |
 |                       |            | backward, each at most once                  |         |
 | FXMLIR_DUMP_DIR       | dump_dir   | a directory (created if missing)             | unset   |
-| FXMLIR_LOG_LEVEL      | log_level  | removed: TORCH_LOGS=fxmlir or +fxmlir        |         |
-| FXMLIR_CUDA_GRAPHS    | cudagraphs | 0, 1 (option: False, True)                   | 0       |
-| FXMLIR_CODEGEN_FUSERS | codegen    | 0, 1 (option: False, True): JIT regions      | 0       |
-|                       |            | after autodiff                               |         |
-| FXMLIR_STRICT         | strict     | 0, 1 (option: False, True): a fallback       | 0       |
-|                       |            | raises FallbackError instead of warning      |         |
+| FXMLIR_LOG_LEVEL      | log_level  | removed, ignored with a warning:             |         |
+|                       |            | TORCH_LOGS=fxmlir or +fxmlir                 |         |
+| FXMLIR_CUDA_GRAPHS    | cudagraphs | a switch                                     | 0       |
+| FXMLIR_CODEGEN_FUSERS | codegen    | a switch: JIT regions after autodiff         | 0       |
+| FXMLIR_STRICT         | strict     | a switch: a fallback raises FallbackError    | 0       |
+|                       |            | instead of warning                           |         |
 | FXMLIR_CACHE_DIR      |            | a directory (created if missing)             | $XDG_CACHE_HOME/fxmlir or ~/.cache/fxmlir |
+
+A switch is True or False as an option; in the environment (or as a string
+option) 0, 1, true, false, yes, no, on or off, in any case.
 
 FXMLIR_ROUND_TRIP is read at each torch.compile call; the others each time
 a graph is compiled. fxmlir logs through torch._logging (fxmlir/logs.py).
 
 Every value is checked where it is given (when the environment is read, or
-when `fxmlir.backend(...)` is called); a bad one is an error quoting the
-variable or option as given and saying what it accepts. A directory that
+when `fxmlir.backend(...)` or `torch.compile(..., backend="fxmlir",
+options=...)` is called: the startup hook checks the latter, fxmlir/_autoload.py);
+a bad one is an error quoting the variable or option as given and saying what
+it accepts, an unknown option name one that suggests the closest. A removed
+setting warns once per process and is ignored. A directory that
 cannot be written is no error: dumps, and the JIT's disk cache, warn once and
 the compile goes on without them.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
@@ -47,10 +55,24 @@ REMOVED = {
     "log_level": "fxmlir logs through torch._logging: TORCH_LOGS=fxmlir for info, "
                  "TORCH_LOGS=+fxmlir for debug, or torch._logging.set_logs(fxmlir=...)",
 }
+# Spellings of a switch's values (case-insensitive).
+TRUE = ("1", "true", "yes", "on")
+FALSE = ("0", "false", "no", "off")
 
 
-def _removed(what: str) -> ValueError:
-    return ValueError(f"{what} was removed: {REMOVED[what]}")
+class RemovedSettingWarning(UserWarning):
+    """A removed setting was given: it is ignored."""
+
+
+# The removed settings already warned of: once each per process.
+_warned_removed: set[str] = set()
+
+
+def _warn_removed(what: str) -> None:
+    if what not in _warned_removed:
+        _warned_removed.add(what)
+        warnings.warn(f"fxmlir: {what} was removed and is ignored: {REMOVED[what]}",
+                      RemovedSettingWarning, stacklevel=3)
 
 
 def _choice(what: str, value: str, accepted: tuple[str, ...]) -> str:
@@ -74,8 +96,7 @@ def _names(what: str, value: Any, accepted: str) -> list[str]:
 
 
 def round_trip_enabled(environ: Mapping[str, str] = os.environ) -> bool:
-    return _choice("FXMLIR_ROUND_TRIP", environ.get("FXMLIR_ROUND_TRIP", "0"),
-                   ("0", "1")) == "1"
+    return parse_flag("FXMLIR_ROUND_TRIP", environ.get("FXMLIR_ROUND_TRIP", "0"))
 
 
 def parse_stages(what: str, value: Any) -> frozenset[str]:
@@ -117,11 +138,14 @@ def parse_dump_dir(what: str, value: Any) -> Path | None:
 
 
 def parse_flag(what: str, value: Any) -> bool:
-    """A switch: a bool option, or "0"/"1" from the environment."""
+    """A switch: a bool, or a string from TRUE or FALSE in any case."""
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
-        return _choice(what, value, ("0", "1")) == "1"
+        if value.lower() not in TRUE + FALSE:
+            raise ValueError(f"{what}={value!r} is invalid; accepted values: "
+                             f"{', '.join(TRUE + FALSE)} (any case)")
+        return value.lower() in TRUE
     raise TypeError(f"{what} must be True or False, got {type(value).__name__} {value!r}")
 
 
@@ -131,14 +155,8 @@ def _default_selection() -> Selection:
     return Selection()
 
 
-def parse_codegen(what: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{what} must be True or False, got {type(value).__name__} {value!r}")
-    return value
-
-
 _PARSERS = {"passes": parse_passes, "stages": parse_stages, "dump_dir": parse_dump_dir,
-            "codegen": parse_codegen, "cudagraphs": parse_flag, "strict": parse_flag}
+            "codegen": parse_flag, "cudagraphs": parse_flag, "strict": parse_flag}
 
 
 @dataclass(frozen=True)
@@ -156,13 +174,13 @@ class Options:
         # FXMLIR_CACHE_DIR is the JIT's, in the core: a cache it cannot
         # write keeps compiled code in memory, with one warning.
         if "FXMLIR_LOG_LEVEL" in environ:
-            raise _removed("FXMLIR_LOG_LEVEL")
+            _warn_removed("FXMLIR_LOG_LEVEL")
         return cls(
             passes=parse_passes("FXMLIR_PASSES", environ.get("FXMLIR_PASSES", "default")),
             stages=parse_stages("FXMLIR_STAGES", environ.get("FXMLIR_STAGES", ",".join(STAGES))),
             dump_dir=parse_dump_dir("FXMLIR_DUMP_DIR", environ.get("FXMLIR_DUMP_DIR")),
-            codegen=_choice("FXMLIR_CODEGEN_FUSERS",
-                            environ.get("FXMLIR_CODEGEN_FUSERS", "0"), ("0", "1")) == "1",
+            codegen=parse_flag("FXMLIR_CODEGEN_FUSERS",
+                               environ.get("FXMLIR_CODEGEN_FUSERS", "0")),
             cudagraphs=parse_flag("FXMLIR_CUDA_GRAPHS", environ.get("FXMLIR_CUDA_GRAPHS", "0")),
             strict=parse_flag("FXMLIR_STRICT", environ.get("FXMLIR_STRICT", "0")),
         )
@@ -177,9 +195,12 @@ class Options:
         changes: dict[str, Any] = {}
         for key, value in overrides.items():
             if key in REMOVED:
-                raise _removed(key)
+                _warn_removed(key)
+                continue
             if key not in _PARSERS:
-                raise ValueError(f"unknown fxmlir option {key!r}; accepted options: "
+                close = difflib.get_close_matches(str(key), OPTIONS, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ValueError(f"unknown fxmlir option {key!r}{hint}; accepted options: "
                                  f"{', '.join(OPTIONS)}")
             changes[key] = _PARSERS[key](f"option '{key}'", value)
         return replace(self, **changes)

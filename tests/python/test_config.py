@@ -13,6 +13,7 @@ import torch
 import torch.nn as nn
 
 import fxmlir
+import fxmlir.config
 import fxmlir.dump
 from fxmlir.config import Options
 from fxmlir.roundtrip import FallbackWarning
@@ -38,10 +39,15 @@ from fxmlir.roundtrip import FallbackWarning
     ("stages", "sideways", ValueError, "option 'stages'='sideways' is invalid: it has "
                                        "'sideways', not a stage; accepted"),
     ("dump_dir", 123, TypeError, "option 'dump_dir' must be a directory path"),
-    ("log_level", "debug", ValueError, "log_level was removed: .* TORCH_LOGS=fxmlir"),
     ("cudagraphs", 1, TypeError, "option 'cudagraphs' must be True or False, got int 1"),
-    ("cudagraphs", "yes", ValueError, "option 'cudagraphs'='yes' is invalid; accepted"),
+    ("cudagraphs", "maybe", ValueError, "option 'cudagraphs'='maybe' is invalid; accepted "
+                                        r"values: 1, true, yes, on, 0, false, no, off \(any case\)"),
+    ("codegen", None, TypeError, "option 'codegen' must be True or False, got NoneType"),
+    ("strict", 1, TypeError, "option 'strict' must be True or False, got int 1"),
     ("speed", 11, ValueError, "unknown fxmlir option 'speed'; accepted options: passes"),
+    ("dump_dri", "/tmp", ValueError, r"unknown fxmlir option 'dump_dri' \(did you mean "
+                                     r"'dump_dir'\?\); accepted options: passes"),
+    ("cuda_graphs", True, ValueError, r"'cuda_graphs' \(did you mean 'cudagraphs'\?\)"),
 ])
 def test_bad_options_are_errors_naming_the_option(option, value, error, message):
     with pytest.raises(error, match=message):
@@ -78,7 +84,9 @@ def test_a_dump_dir_that_cannot_be_made_warns_and_the_compile_goes_on(tmp_path, 
     ("FXMLIR_PASSES", ",", "FXMLIR_PASSES=',' has an empty pass name"),
     ("FXMLIR_PASSES", "-cse,canonicalize", "FXMLIR_PASSES='-cse,canonicalize' mixes edits"),
     ("FXMLIR_STAGES", "", "FXMLIR_STAGES='' selects no stage"),
-    ("FXMLIR_CUDA_GRAPHS", "true", "FXMLIR_CUDA_GRAPHS='true' is invalid; accepted values: 0, 1"),
+    ("FXMLIR_CUDA_GRAPHS", "maybe", "FXMLIR_CUDA_GRAPHS='maybe' is invalid; accepted values: "
+                                    "1, true, yes, on, 0, false, no, off"),
+    ("FXMLIR_STRICT", "", "FXMLIR_STRICT='' is invalid; accepted values"),
 ])
 def test_empty_or_ambiguous_env_values_are_errors(variable, value, message):
     with pytest.raises(ValueError, match=message):
@@ -223,6 +231,59 @@ def test_cuda_graphs_setting():
     assert Options.from_env({"FXMLIR_CUDA_GRAPHS": "1"}).cudagraphs
     assert not Options.from_env({"FXMLIR_CUDA_GRAPHS": "1"}).updated(
         {"cudagraphs": False}).cudagraphs
+
+
+@pytest.mark.parametrize("variable, field", [
+    ("FXMLIR_CODEGEN_FUSERS", "codegen"), ("FXMLIR_CUDA_GRAPHS", "cudagraphs"),
+    ("FXMLIR_STRICT", "strict"),
+])
+def test_switches_accept_the_usual_spellings(variable, field):
+    """FXMLIR_CODEGEN_FUSERS=true was refused: only 0 and 1 were."""
+    for value in ("1", "true", "True", "YES", "on"):
+        assert getattr(Options.from_env({variable: value}), field), value
+        assert getattr(Options().updated({field: value}), field), value
+    for value in ("0", "false", "FALSE", "no", "Off"):
+        assert not getattr(Options.from_env({variable: value}), field), value
+        assert not getattr(Options().updated({field: value}), field), value
+    assert fxmlir.config.round_trip_enabled({"FXMLIR_ROUND_TRIP": "Yes"})
+    assert not fxmlir.config.round_trip_enabled({"FXMLIR_ROUND_TRIP": "off"})
+
+
+@pytest.mark.parametrize("where", ["environment", "option"])
+def test_removed_settings_warn_once_and_are_ignored(monkeypatch, where):
+    """FXMLIR_LOG_LEVEL and log_level were errors that stopped the compile."""
+    import fxmlir.config
+
+    monkeypatch.setattr(fxmlir.config, "_warned_removed", set())  # as in a new process
+    name = "FXMLIR_LOG_LEVEL" if where == "environment" else "log_level"
+    with pytest.warns(fxmlir.config.RemovedSettingWarning,
+                      match=f"fxmlir: {name} was removed and is ignored: .*TORCH_LOGS=fxmlir"):
+        if where == "environment":
+            options = Options.from_env({name: "info"})
+        else:
+            options = Options().updated({name: "debug", "passes": "none"})
+            assert options.passes.for_stage("forward") == ()  # the others still apply
+    assert options.stages == frozenset(fxmlir.config.STAGES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per process
+        Options.from_env({name: "info"}) if where == "environment" else \
+            Options().updated({name: "debug"})
+
+
+def test_bad_options_are_errors_at_torch_compile():
+    """They were errors only at the first call, inside Dynamo's
+    BackendCompilerFailed ("... reporting a bug to PyTorch")."""
+    model = nn.Linear(4, 2)
+    with pytest.raises(ValueError, match=r"unknown fxmlir option 'dump_dri' \(did you mean "
+                                         r"'dump_dir'\?\)"):
+        torch.compile(model, backend="fxmlir", options={"dump_dri": "/tmp/x"})
+    with pytest.raises(TypeError, match="option 'codegen' must be True or False, got int 1"):
+        torch.compile(backend="fxmlir", options={"codegen": 1})(model)
+    # Good options still compile; another backend's options are its own.
+    x = torch.randn(3, 4)
+    compiled = torch.compile(model, backend="fxmlir", options={"passes": "none", "codegen": "0"})
+    torch.testing.assert_close(compiled(x), model(x))
+    torch.compile(model, backend="eager", options={"dump_dri": 1})
 
 
 def test_strict_setting():

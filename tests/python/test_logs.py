@@ -101,11 +101,11 @@ other = ''')
 
 
 def test_the_retired_log_level_variable_says_what_replaced_it(tmp_path):
-    result = subprocess.run([sys.executable, "-c", SCRIPT],
-                            env={**os.environ, "FXMLIR_LOG_LEVEL": "info"}, cwd=tmp_path,
-                            capture_output=True, text=True, timeout=300)
-    assert result.returncode != 0
-    assert "FXMLIR_LOG_LEVEL was removed" in result.stderr
+    """It stopped the compile (a ValueError inside BackendCompilerFailed): now
+    it warns once per process and the compiles go on."""
+    result = run({"FXMLIR_LOG_LEVEL": "info"}, tmp_path)
+    assert result.stderr.count("FXMLIR_LOG_LEVEL was removed and is ignored") == 1, \
+        result.stderr
     assert "TORCH_LOGS=fxmlir" in result.stderr
 
 

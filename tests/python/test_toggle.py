@@ -54,9 +54,17 @@ def test_unset_leaves_torch_compile_alone():
 
 
 def test_a_bad_value_names_the_variable_at_compile():
-    result = run(ROUTED.replace('"1"   # after', '"yes"   # after'), {})
+    result = run(ROUTED.replace('"1"   # after', '"maybe"   # after'), {})
     assert result.returncode != 0
-    assert "FXMLIR_ROUND_TRIP='yes' is invalid; accepted values: 0, 1" in result.stderr
+    assert ("FXMLIR_ROUND_TRIP='maybe' is invalid; accepted values: 1, true, yes, on, 0, "
+            "false, no, off (any case)") in result.stderr
+
+
+def test_switch_spellings_route_too():
+    """FXMLIR_ROUND_TRIP=true was an error: only 0 and 1 were accepted."""
+    result = run(ROUTED.replace('"1"   # after', '"True"   # after'), {"TORCH_LOGS": "fxmlir"})
+    assert result.returncode == 0, result.stderr
+    assert "torch.compile(backend='inductor') routed to fxmlir" in result.stderr
 
 
 def startup_seconds(env: dict[str, str], runs: int = 5) -> float:
