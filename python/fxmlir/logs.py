@@ -19,7 +19,7 @@ import atexit
 import logging
 from typing import Any, Callable
 
-from fxmlir.report import RoundTripRecord, format_table, record_rows
+from fxmlir.report import RoundTripRecord, format_table, fused_text, record_rows
 
 LOG = "fxmlir"
 ARTIFACTS = {
@@ -70,10 +70,11 @@ def round_trip_done(record: RoundTripRecord, summary: dict[str, Any],
                     module_before: Callable[[], str], module_after: Callable[[], str]) -> None:
     """Logs a finished round trip: the INFO line, the IR artifact, the
     structured trace and the summary's row."""
+    fused = record.fused_text if record.fused_ops else "no new fusions"
+    if record.fused_earlier:
+        fused += f"; fused earlier: {fused_text(record.fused_earlier)}"
     log.info("fxmlir: %s round trip: %d ops -> %d ops (%s) in %.1f ms", record.graph,
-             record.ops_before, record.ops_after,
-             record.fused_text if record.fused_ops else "no fusions",
-             record.time_ms)
+             record.ops_before, record.ops_after, fused, record.time_ms)
     ir = _artifact("fxmlir_ir")
     if ir is not None:
         ir.debug("fxmlir: %s imported:\n%s\nfxmlir: %s after its passes:\n%s", record.graph,

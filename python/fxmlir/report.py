@@ -1,6 +1,10 @@
 """The round-trip table: what `fxmlir report DUMP_DIR` prints from dump
 folders and what the fxmlir_summary log artifact prints at exit.
 
+A fused op counts in the stage whose round trip created it: one that came in
+with a stage's input (the forward graph holds the fusions made before
+autodiff) shows under "fused earlier" and is not counted again.
+
 Imports neither torch nor the core, so the CLI answers fast.
 """
 
@@ -22,34 +26,56 @@ class RoundTripRecord:
     stage: str
     ops_before: int = 0
     ops_after: int = 0
+    # The fused ops this round trip created, counted in no other stage.
     fused_ops: tuple[tuple[str, int], ...] = ()
+    # Those its input already had (made by an earlier stage, or AOTAutograd's
+    # gradients of them), still in its output.
+    fused_earlier: tuple[tuple[str, int], ...] = ()
     passes: int = 0
     time_ms: float = 0.0
     fallback: str | None = None  # the reason, when the original graph was kept
 
     @classmethod
     def from_summary(cls, summary: dict[str, Any]) -> "RoundTripRecord":
-        """The record of a summary.json."""
+        """The record of a summary.json, whose fused_ops are those of the
+        stage's output: the ones its input had (ops_before) are not its own."""
+        before = summary["ops_before"]
+        created, earlier = [], []
+        for name, count in sorted(summary["fused_ops"].items()):
+            kept = min(count, before.get(name, 0))
+            if count > kept:
+                created.append((name, count - kept))
+            if kept:
+                earlier.append((name, kept))
         return cls(graph=f"{summary['graph']}/{summary['label']}", stage=summary["stage"],
-                   ops_before=sum(summary["ops_before"].values()),
+                   ops_before=sum(before.values()),
                    ops_after=sum(summary["ops_after"].values()),
-                   fused_ops=tuple(sorted(summary["fused_ops"].items())),
+                   fused_ops=tuple(created), fused_earlier=tuple(earlier),
                    passes=len(summary["passes"]),
                    time_ms=sum(summary["time_ms"].values()))
 
     @property
     def fused_text(self) -> str:
-        return ", ".join(f"{name.removeprefix('fxmlir.')} x{count}"
-                         for name, count in self.fused_ops) or "-"
+        return fused_text(self.fused_ops)
+
+    @property
+    def fused_count(self) -> int:
+        return sum(count for _, count in self.fused_ops)
 
 
-COLUMNS = ("graph", "stage", "passes", "ops before", "ops after", "fused ops", "ms",
-           "fallback")
+def fused_text(ops: Iterable[tuple[str, int]]) -> str:
+    """"fused_bias_add_gelu x2, packed_mask_scale x1", or "-" for none."""
+    return ", ".join(f"{name.removeprefix('fxmlir.')} x{count}" for name, count in ops) or "-"
+
+
+COLUMNS = ("graph", "stage", "passes", "ops before", "ops after", "fused ops", "fused earlier",
+           "ms", "fallback")
 
 
 def record_rows(records: Iterable[RoundTripRecord]) -> list[tuple[str, ...]]:
     return [(r.graph, r.stage, str(r.passes), str(r.ops_before), str(r.ops_after),
-             r.fused_text, f"{r.time_ms:.1f}", r.fallback or "-") for r in records]
+             r.fused_text, fused_text(r.fused_earlier), f"{r.time_ms:.1f}", r.fallback or "-")
+            for r in records]
 
 
 def format_table(rows: list[tuple[str, ...]], columns: tuple[str, ...] = COLUMNS) -> str:
@@ -140,7 +166,7 @@ def report(path: Path) -> tuple[str, list[str]]:
         except (OSError, ValueError) as e:
             skipped.append(error_text(e))
             continue
-        fused = sum(c for r in records for _, c in r.fused_ops)
+        fused = sum(r.fused_count for r in records)  # each in the stage that made it
         fallbacks = sum(r.fallback is not None for r in records)
         parts.append(f"run {run} ({index_path.parent}): {len(records)} round trips, "
                      f"{fused} fused ops, {fallbacks} fallbacks\n"

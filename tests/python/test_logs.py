@@ -47,10 +47,15 @@ def test_torch_logs_fxmlir_gives_one_info_line_per_round_trip(tmp_path):
     # Two compiles, three stages each.
     assert len(lines) == 6, stderr
     assert all(line.startswith("I") for line in lines)
-    assert any("graph_0_0_0/forward" in line and "fused_bias_add_gelu x1" in line
-               for line in lines), lines
-    assert any("graph_0_1_0/forward" in line and "fused_bias_add_relu x1" in line
-               for line in lines), lines
+    # Each fused op in the line of the stage that made it; the forward
+    # graph's came from before autodiff (it claimed them as its own).
+    for graph, fused in (("graph_0_0_0", "fused_bias_add_gelu"),
+                         ("graph_0_1_0", "fused_bias_add_relu")):
+        assert any(f"{graph}/before_autodiff round trip: " in line and f"({fused} x1)" in line
+                   for line in lines), lines
+        assert any(f"{graph}/forward round trip: " in line
+                   and f"(no new fusions; fused earlier: {fused} x1)" in line
+                   for line in lines), lines
     assert "round trip failure" not in stderr  # DEBUG stays off
 
 
