@@ -212,3 +212,22 @@ def test_strict_raises_when_a_jit_region_does_not_compile(monkeypatch):
                                         "no code") as raised:
         compiled(x)
     assert isinstance(raised.value.inner_exception, FallbackError)
+
+
+def test_without_a_dump_dir_failures_go_to_the_documented_folder(tmp_path, monkeypatch):
+    """The default failure folder was documented nowhere."""
+    import tempfile
+    from pathlib import Path
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    model, compiled, ids = _strict_case(monkeypatch, None, {})
+    with pytest.warns(FallbackWarning) as caught:
+        compiled(ids)
+    folders = re.findall(r"\(dumped to (\S+)\)", str(caught[0].message))
+    assert folders, str(caught[0].message)
+    folder = Path(folders[0])
+    assert folder.parent.parent.parent == tmp_path / "fxmlir-failures"
+    assert (folder / "failed-graph.py").read_text().startswith("# ExportFailure: injected")
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert "`fxmlir-failures` in Python's temporary directory" in readme
+    assert "`/tmp/fxmlir-failures/<run>/graph_.../<stage>/`" in readme
