@@ -320,14 +320,17 @@ def import_graph(gm: fx.GraphModule, func_name: str,
     arguments: list[str] = []
     result_types: list[str] = []
     for node in gm.graph.nodes:
-        if node.op == "placeholder":
-            arguments.append(builder.placeholder(node))
-        elif node.op == "get_attr":
-            builder.get_attr(node)
-        elif node.op in ("call_function", "call_method", "call_module"):
-            builder.call(node)
-        elif node.op == "output":
-            result_types = builder.output(node)
+        try:
+            if node.op == "placeholder":
+                arguments.append(builder.placeholder(node))
+            elif node.op == "get_attr":
+                builder.get_attr(node)
+            elif node.op in ("call_function", "call_method", "call_module"):
+                builder.call(node)
+            elif node.op == "output":
+                result_types = builder.output(node)
+        except UnsupportedValue as e:  # a value or argument with no fxmlir form
+            raise ImportFailure(node, f"{type(e).__name__}: {e}") from e
     signature = f"({', '.join(result_types)})"
     text = "\n".join([f"func.func @{func_name}({', '.join(arguments)}) -> {signature} {{",
                       *builder.lines, "}", ""])

@@ -231,3 +231,16 @@ def test_without_a_dump_dir_failures_go_to_the_documented_folder(tmp_path, monke
     readme = (Path(__file__).parents[2] / "README.md").read_text()
     assert "`fxmlir-failures` in Python's temporary directory" in readme
     assert "`/tmp/fxmlir-failures/<run>/graph_.../<stage>/`" in readme
+
+
+def test_a_value_with_no_fxmlir_form_names_its_node():
+    def quantized(x: torch.Tensor) -> torch.Tensor:
+        q = torch.quantize_per_tensor(x, 0.1, 0, torch.qint8)
+        return q.dequantize() * 2.0
+
+    x = torch.randn(4, 8)
+    compiled = torch.compile(quantized, backend="fxmlir")
+    with pytest.warns(FallbackWarning, match=r"graph kept as is: .*node 'q' "
+                      r"\(.*quantize_per_tensor.*\): UnsupportedValue: dtype torch.qint8"):
+        out = compiled(x)
+    torch.testing.assert_close(out, quantized(x))
