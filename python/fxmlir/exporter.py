@@ -107,7 +107,7 @@ class _GraphBuilder:
             expected = node_value(original)
             if isinstance(expected, (tuple, list)):
                 expected = expected[output[1]]
-            if not isinstance(expected, torch.Tensor) or _is_contiguous(expected):
+            if not isinstance(expected, torch.Tensor) or expected.is_contiguous():
                 continue
             self.env[result["id"]] = self._copy_to_layout(self.value(result["id"]), expected)
 
@@ -195,16 +195,6 @@ class _GraphBuilder:
         gm = fx.GraphModule(original, self.graph, original.__class__.__name__)
         gm.meta = copy.copy(getattr(original, "meta", {}))
         return gm
-
-
-def _is_contiguous(tensor: torch.Tensor) -> bool:
-    """Whether the strides are the row-major ones (size-1 dims aside)."""
-    expected = 1
-    for size, stride in reversed(list(zip(tensor.shape, tensor.stride()))):
-        if size != 1 and stride != expected:
-            return False
-        expected *= size
-    return True
 
 
 def _dense_order(tensor: torch.Tensor) -> list[int] | None:

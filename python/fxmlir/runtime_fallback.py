@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import torch.fx as fx
 
-from fxmlir.roundtrip import FallbackError, fall_back
+from fxmlir.roundtrip import fall_back
 
 # The generated code of a GraphModule: "<eval_with_key>.12".
 _FX_CODE = re.compile(r"^<eval_with_key>")
@@ -74,8 +74,8 @@ class RuntimeFallback:
             message = (f"fxmlir: {self.graph} graph failed at run time and is replaced by "
                        f"the original graph: {_describe(error)}")
             if self.strict:
-                raise FallbackError(message) from error
-            result = self.original(*args)
+                fall_back(message, True, error)  # raises FallbackError
+            result = self.original(*args)  # the user's own error, if any, raises here
             self.failed = True
             fall_back(message, False, stacklevel=2)
             return result
