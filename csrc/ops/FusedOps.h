@@ -246,9 +246,36 @@ at::Tensor fusedBiasAddMaskScale(const at::Tensor &x, const at::Tensor &bias,
 // The mask family
 //===----------------------------------------------------------------------===//
 
+/// The keep mask eager's dropout of a tensor like `like` (its shape, dtype
+/// and layout) draws, as a contiguous bool tensor, drawn by eager's own ATen
+/// calls so that torch's generator gives the same bits and is left where
+/// eager leaves it: at::dropout on CPU is `empty_like(input).bernoulli_(1 -
+/// p)`, on CUDA at::native_dropout (one fused Philox kernel whose draw
+/// depends on the input's size and alignment, which a fresh tensor like
+/// `like` shares with eager's input). p = 0 and empty tensors draw nothing,
+/// as in eager.
 template <Device D>
-at::Tensor randomMaskLike(const at::Tensor &like, double p) {
+at::Tensor eagerKeepMask(const at::Tensor &like, double p) {
+  if (p == 0.0 || like.numel() == 0)
+    return at::ones_like(like, like.options().dtype(at::kBool),
+                         at::MemoryFormat::Contiguous);
+  c10::OptionalDeviceGuard guard(like.device());
+  at::Tensor keep;
+  if constexpr (D == Device::CUDA)
+    keep = std::get<1>(at::native_dropout(at::empty_like(like), p, true));
+  else
+    keep = at::empty_like(like).bernoulli_(1.0 - p).to(at::kBool);
+  return keep.contiguous();
+}
+
+template <Device D>
+at::Tensor randomMaskLike(const at::Tensor &like, double p,
+                          std::optional<bool> eagerRandom) {
   checkDropProbability("random_mask_like", p);
+  if constexpr (D != Device::Meta) {
+    if (eagerRandom.value_or(false))
+      return eagerKeepMask<D>(like, p);
+  }
   at::Tensor mask = at::empty_like(like, like.options().dtype(at::kBool),
                                    at::MemoryFormat::Contiguous);
   if constexpr (D != Device::Meta) {
@@ -290,17 +317,62 @@ template <typename F> void withActivation(Activation activation, F f) {
   }
 }
 
+/// A bool mask packed at 1 bit per element (element i in bit i % 8 of byte
+/// i / 8), by ATen ops on its device.
+inline at::Tensor packMask(const at::Tensor &keep) {
+  int64_t numel = keep.numel();
+  at::Tensor flat = keep.reshape({-1}).to(at::kByte);
+  flat = at::constant_pad_nd(flat, {0, (8 - numel % 8) % 8});
+  at::Tensor weights = at::tensor({1, 2, 4, 8, 16, 32, 64, 128},
+                                  keep.options().dtype(at::kByte));
+  // The weighted sum of a byte's 8 flags fits in uint8 (at most 255).
+  return flat.view({-1, 8}).mul(weights).sum(1, false, at::kByte);
+}
+
+/// fused_bias_dropout_add with eager's mask (eager_random): the mask is
+/// drawn as eager draws it, then one bias-op pass computes
+/// residual + act(x + bias) * keep * scale from it.
+template <Device D, typename Activate>
+std::tuple<at::Tensor, at::Tensor>
+biasDropoutEagerMask(const char *op, const at::Tensor &x,
+                     const at::Tensor &bias, const at::Tensor &residual,
+                     int64_t axis, double p, bool packed, Activate activate) {
+  at::Tensor keep = eagerKeepMask<D>(x, p);
+  double scale = 1.0 / (1.0 - p);
+  at::Tensor y =
+      residual.defined()
+          ? runBiasOp<D>(op, x, bias, axis,
+                         activate(kernels::MaskScaleAdd{scale}),
+                         Mask{"mask", keep}, Grad{"residual", residual})
+          : runBiasOp<D>(op, x, bias, axis,
+                         activate(kernels::MaskScale{scale}),
+                         Mask{"mask", keep});
+  return {y, packed ? packMask(keep) : keep};
+}
+
 template <Device D>
 std::tuple<at::Tensor, at::Tensor>
 fusedBiasDropoutAdd(const at::Tensor &x, const at::Tensor &bias,
                     const std::optional<at::Tensor> &residual, int64_t axis,
-                    double p, bool packed, c10::string_view activationName) {
+                    double p, bool packed, c10::string_view activationName,
+                    std::optional<bool> eagerRandom) {
   constexpr const char *op = "fused_bias_dropout_add";
   axis = checkBias(op, x, bias, axis);
   checkDropProbability(op, p);
   Activation activation = parseActivation(op, activationName);
   if (residual)
     Grad{"residual", *residual}.check(op, x);
+  if constexpr (D != Device::Meta) {
+    if (eagerRandom.value_or(false)) {
+      std::tuple<at::Tensor, at::Tensor> result;
+      withActivation(activation, [&](auto activate) {
+        result = biasDropoutEagerMask<D>(
+            op, x, bias, residual.value_or(at::Tensor()), axis, p, packed,
+            activate);
+      });
+      return result;
+    }
+  }
   at::Tensor mask = packed ? at::empty_symint({packedMaskBytes(x)},
                                               x.options().dtype(at::kByte))
                            : at::empty_like(x, x.options().dtype(at::kBool),

@@ -171,13 +171,18 @@ FUSED_OPS = (
         saves=("grad", "x", "bias"),
     ),
     FusedOp(
-        "random_mask_like(Tensor like, float p) -> Tensor",
+        "random_mask_like(Tensor like, float p, bool? eager_random=None) -> Tensor",
         summary="a random boolean keep mask shaped like a tensor",
         description="""
     True with probability 1 - `p`. The random stream is torch's generator for
     the tensor's device (its seed and Philox offset are read when the kernel
-    runs), so `torch.manual_seed` reproduces a run. The op is not Pure: two
-    masks must never be merged.
+    runs), so `torch.manual_seed` reproduces a run. With `eager_random` the
+    mask is the one eager's `dropout` of `like` draws, by eager's own ATen
+    calls, which leave the generator where eager's leave it: on CPU
+    `empty_like(like).bernoulli_(1 - p)` (at::dropout's draw), on CUDA
+    `at::native_dropout` (eager's fused Philox kernel); p = 0 or no elements
+    draw nothing, as in eager. Without it, fxmlir's own Philox stream. The
+    op is not Pure: two masks must never be merged.
 
     ```mlir
     %m = fxmlir.random_mask_like %x {p = 1.000000e-01 : f64}
@@ -205,7 +210,8 @@ FUSED_OPS = (
     ),
     FusedOp(
         "fused_bias_dropout_add(Tensor x, Tensor bias, Tensor? residual, int axis, float p, "
-        'bool packed=True, str activation="none") -> (Tensor y, Tensor mask)',
+        'bool packed=True, str activation="none", bool? eager_random=None) '
+        "-> (Tensor y, Tensor mask)",
         summary="residual + dropout(act(x + bias)) in one kernel that draws its mask",
         description="""
     Megatron's `bias_dropout_add`: `y = residual + act(x + bias) * mask / (1 - p)`
@@ -214,7 +220,9 @@ FUSED_OPS = (
     after an activation (`Linear -> GELU -> Dropout`) costs no pass of its
     own. The keep mask is drawn inside the kernel from torch's generator for
     the device (Philox, like `random_mask_like`: `torch.manual_seed`
-    reproduces it). `mask` is what
+    reproduces it); with `eager_random`, it is `random_mask_like`'s with
+    `eager_random`, eager's mask, drawn before the kernel runs (one more
+    pass, writing the mask). `mask` is what
     backward needs: with `packed`, 1 bit per element (uint8, ceil(numel / 8)
     bytes, element i in bit i % 8 of byte i / 8), 8x less than the bool mask
     `native_dropout` saves; without, that bool mask shaped like `x`.

@@ -301,7 +301,8 @@ def test_fused_op_definitions_follow_the_schema_rule() -> None:
     assert 'verifyStrEnum(*this, "approximate", getApproximate(), {"none", "tanh"})' in gelu
     mask = gen.fused_op_def(by_name()["random_mask_like"])
     assert "[]>" in mask.splitlines()[0]  # nondeterministic: not Pure
+    assert "OptionalAttr<BoolAttr>:$eager_random" in mask  # bool?: absent is None
     registration = gen.registration()
-    assert 'm.def("random_mask_like(Tensor like, float p) -> Tensor", ' \
+    assert 'm.def("random_mask_like(Tensor like, float p, bool? eager_random=None) -> Tensor", ' \
            '{at::Tag::nondeterministic_seeded});' in registration
     assert "TORCH_FN(fusedBiasAddGelu<Device::CUDA>)" in registration

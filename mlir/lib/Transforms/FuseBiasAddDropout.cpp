@@ -123,7 +123,8 @@ template <typename Dropout> struct FuseBiasDropout : OpRewritePattern<Dropout> {
         rewriter, root->getLoc(), output.getType(), maskType, producer->x,
         producer->bias, residual, producer->axis, dropout.getPAttr(),
         rewriter.getBoolAttr(kPacked),
-        rewriter.getStringAttr(producer->activation));
+        rewriter.getStringAttr(producer->activation),
+        /*eager_random=*/BoolAttr()); // fxmlir-eager-random sets it
     if (mask)
       rewriter.replaceAllUsesWith(mask, fused.getMask());
     if (add)

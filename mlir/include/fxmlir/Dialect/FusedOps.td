@@ -205,8 +205,13 @@ def Fxmlir_RandomMaskLikeOp : Fxmlir_Op<"random_mask_like", []> {
   let description = [{
     True with probability 1 - `p`. The random stream is torch's generator for
     the tensor's device (its seed and Philox offset are read when the kernel
-    runs), so `torch.manual_seed` reproduces a run. The op is not Pure: two
-    masks must never be merged.
+    runs), so `torch.manual_seed` reproduces a run. With `eager_random` the
+    mask is the one eager's `dropout` of `like` draws, by eager's own ATen
+    calls, which leave the generator where eager's leave it: on CPU
+    `empty_like(like).bernoulli_(1 - p)` (at::dropout's draw), on CUDA
+    `at::native_dropout` (eager's fused Philox kernel); p = 0 or no elements
+    draw nothing, as in eager. Without it, fxmlir's own Philox stream. The
+    op is not Pure: two masks must never be merged.
 
     ```mlir
     %m = fxmlir.random_mask_like %x {p = 1.000000e-01 : f64}
@@ -215,7 +220,8 @@ def Fxmlir_RandomMaskLikeOp : Fxmlir_Op<"random_mask_like", []> {
   }];
   let arguments = (ins
     Fxmlir_Tensor:$like,
-    F64Attr:$p
+    F64Attr:$p,
+    OptionalAttr<BoolAttr>:$eager_random
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
@@ -264,7 +270,9 @@ def Fxmlir_FusedBiasDropoutAddOp : Fxmlir_Op<"fused_bias_dropout_add", []> {
     after an activation (`Linear -> GELU -> Dropout`) costs no pass of its
     own. The keep mask is drawn inside the kernel from torch's generator for
     the device (Philox, like `random_mask_like`: `torch.manual_seed`
-    reproduces it). `mask` is what
+    reproduces it); with `eager_random`, it is `random_mask_like`'s with
+    `eager_random`, eager's mask, drawn before the kernel runs (one more
+    pass, writing the mask). `mask` is what
     backward needs: with `packed`, 1 bit per element (uint8, ceil(numel / 8)
     bytes, element i in bit i % 8 of byte i / 8), 8x less than the bool mask
     `native_dropout` saves; without, that bool mask shaped like `x`.
@@ -282,7 +290,8 @@ def Fxmlir_FusedBiasDropoutAddOp : Fxmlir_Op<"fused_bias_dropout_add", []> {
     I64Attr:$axis,
     F64Attr:$p,
     BoolAttr:$packed,
-    StrAttr:$activation
+    StrAttr:$activation,
+    OptionalAttr<BoolAttr>:$eager_random
   );
   let results = (outs
     Fxmlir_Tensor:$y,
