@@ -45,6 +45,9 @@ constexpr PipelineEntry kPipeline[] = {
     {"fxmlir-fuse-bias-add-activation", AllStages},
     {"fxmlir-fuse-bias-add-dropout", AllStages},
     {"fxmlir-recompose", AllStages},
+    // Opt-in (the eager_random option): after the fusions that create the
+    // random ops it marks.
+    {"fxmlir-eager-random", 0},
 };
 
 /// "fxmlir-before-autodiff" for "before_autodiff".

@@ -111,4 +111,19 @@ def Recompose : Pass<"fxmlir-recompose"> {
   let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
 }
 
+def EagerRandom : Pass<"fxmlir-eager-random"> {
+  let summary = "Fused random ops draw eager's dropout masks (opt-in: one more pass per dropout)";
+  let description = [{
+    Sets `eager_random = true` on every fused op that draws random numbers
+    (`fused_bias_dropout_add`, `random_mask_like`): their kernels then draw
+    the keep mask by eager's own ATen calls (CPU: `bernoulli_`, CUDA:
+    `native_dropout`), so that a run seeded with `torch.manual_seed` gives
+    eager's masks, losses and gradients, and leaves torch's generator where
+    eager leaves it. The fusion stays: the fused kernel applies the drawn
+    mask. The `eager_random` option (FXMLIR_EAGER_RANDOM) runs it after
+    each stage's pipeline.
+  }];
+  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+}
+
 #endif // FXMLIR_TRANSFORMS_PASSES_TD
