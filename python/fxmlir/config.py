@@ -16,6 +16,9 @@ by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 | FXMLIR_CODEGEN_FUSERS | codegen    | a switch: JIT regions after autodiff         | 0       |
 | FXMLIR_STRICT         | strict     | a switch: a fallback raises FallbackError    | 0       |
 |                       |            | instead of warning                           |         |
+| FXMLIR_EAGER_RANDOM   | eager_random | a switch: fused dropouts draw eager's masks | 0       |
+|                       |            | (seeded runs match eager; a mask-drawing     |         |
+|                       |            | pass more per dropout)                       |         |
 | FXMLIR_CACHE_DIR      |            | a directory (created if missing)             | $XDG_CACHE_HOME/fxmlir or ~/.cache/fxmlir |
 
 A switch is True or False as an option; in the environment (or as a string
@@ -47,7 +50,7 @@ if TYPE_CHECKING:
     from fxmlir.passes import Selection
 
 STAGES = ("before_autodiff", "forward", "backward")
-OPTIONS = ("passes", "stages", "dump_dir", "codegen", "cudagraphs", "strict")
+OPTIONS = ("passes", "stages", "dump_dir", "codegen", "cudagraphs", "strict", "eager_random")
 # Settings that were removed, and what replaced them.
 REMOVED = {
     "FXMLIR_LOG_LEVEL": "fxmlir logs through torch._logging: TORCH_LOGS=fxmlir for info, "
@@ -156,7 +159,8 @@ def _default_selection() -> Selection:
 
 
 _PARSERS = {"passes": parse_passes, "stages": parse_stages, "dump_dir": parse_dump_dir,
-            "codegen": parse_flag, "cudagraphs": parse_flag, "strict": parse_flag}
+            "codegen": parse_flag, "cudagraphs": parse_flag, "strict": parse_flag,
+            "eager_random": parse_flag}
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,9 @@ class Options:
     cudagraphs: bool = False
     # A fallback raises (CI): fxmlir.roundtrip.FallbackError.
     strict: bool = False
+    # Fused random ops draw eager's dropout masks from torch's generator
+    # (fxmlir-eager-random), so seeded runs give eager's losses.
+    eager_random: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Options":
@@ -183,6 +190,8 @@ class Options:
                                environ.get("FXMLIR_CODEGEN_FUSERS", "0")),
             cudagraphs=parse_flag("FXMLIR_CUDA_GRAPHS", environ.get("FXMLIR_CUDA_GRAPHS", "0")),
             strict=parse_flag("FXMLIR_STRICT", environ.get("FXMLIR_STRICT", "0")),
+            eager_random=parse_flag("FXMLIR_EAGER_RANDOM",
+                                    environ.get("FXMLIR_EAGER_RANDOM", "0")),
         )
 
     def updated(self, overrides: Mapping[str, Any] | None) -> "Options":

@@ -34,6 +34,8 @@ from fxmlir.standalone import standalone_source
 _OUTLINE = "fxmlir-outline-jit-regions"
 # How the text of a region on a CUDA device spells its tensors' device.
 _CUDA_DEVICE = '#fxmlir.device<"cuda'
+# config.eager_random's pass: fused random ops draw eager's masks.
+_EAGER_RANDOM = "fxmlir-eager-random"
 
 
 class FallbackWarning(UserWarning):
@@ -92,6 +94,9 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     explain.collect(module, options.passes, stage, f"{graph_id}/{label}")
     passes = list(options.passes.for_stage(stage))
     pipeline = [options.passes.pipeline(stage)] if passes else []
+    if options.eager_random:  # after the fusions that create the ops it marks
+        passes.append(_EAGER_RANDOM)
+        pipeline.append(_EAGER_RANDOM)
     if options.codegen and stage != "before_autodiff":
         # After autodiff regions need no autograd formula.
         passes.append(_OUTLINE)
