@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RegionCost.h"
+
 #include "fxmlir/Conversion/FxmlirToLinalg.h"
 #include "fxmlir/Conversion/Passes.h"
 #include "fxmlir/Dialect/FxmlirDialect.h"
@@ -15,6 +17,9 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "fxmlir-outline-jit-regions"
 
 namespace mlir::fxmlir {
 #define GEN_PASS_DEF_OUTLINEJITREGIONS
@@ -300,6 +305,14 @@ struct OutlineJitRegionsPass
       });
       if (computing < minOps)
         continue;
+      if (costModel) {
+        RegionCost cost = estimateRegionCost(region);
+        LLVM_DEBUG(llvm::dbgs() << regionName(region) << ": eager "
+                                << cost.eager << " B, region " << cost.region
+                                << " B\n");
+        if (!cost.pays())
+          continue;
+      }
       outline(region, symbols);
       changed = true;
     }

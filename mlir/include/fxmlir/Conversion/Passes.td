@@ -34,6 +34,10 @@ def OutlineJitRegions : Pass<"fxmlir-outline-jit-regions", "::mlir::ModuleOp"> {
            "Outline only regions with at least this many ops that compute "
            "(detach/alias not counted): one op alone fuses nothing and its "
            "torch kernel is already as good">,
+    Option<"costModel", "cost-model", "bool", /*default=*/"false",
+           "Outline only regions that move fewer bytes than the eager "
+           "kernels they replace, counting a call's overhead and the JIT's "
+           "slower row reductions (RegionCost.h)">,
     ListOption<"deviceTypes", "device-types", "std::string",
                "Outline only ops on these device types (\"cpu\", \"cuda\"; "
                "all that lower when empty): those mlir_jit has kernels for">,

@@ -1,0 +1,67 @@
+// RUN: fxmlir-opt %s -split-input-file --fxmlir-outline-jit-regions="cost-model=true" | FileCheck %s
+// RUN: fxmlir-opt %s -split-input-file --fxmlir-outline-jit-regions="cost-model=true min-ops=1" | FileCheck %s --check-prefix=ONE
+// RUN: fxmlir-opt %s -split-input-file --fxmlir-outline-jit-regions="min-ops=1" | FileCheck %s --check-prefix=ALL
+
+// The cost model counts bytes: each eager op reads its operands and writes
+// its results, plus a call's overhead; a region reads its inputs and writes
+// its outputs once, plus one call.
+
+!t = tensor<8x64xf32, #fxmlir.device<"cpu">>
+
+// A chain pays: two intermediates and two calls saved.
+// CHECK-LABEL: func.func @chain
+// CHECK: fxmlir.mlir_jit @jit_add_tanh_mul
+// ALL-LABEL: func.func @chain
+// ALL: fxmlir.mlir_jit @jit_add_tanh_mul
+func.func @chain(%a: !t, %b: !t, %c: !t) -> !t {
+  %0 = fxmlir.aten.add.Tensor %a, %b {alpha = 1 : i64} : (!t, !t) -> !t
+  %1 = fxmlir.aten.tanh %0 : (!t) -> !t
+  %2 = fxmlir.aten.mul.Tensor %1, %c : (!t, !t) -> !t
+  return %2 : !t
+}
+
+// -----
+
+!t = tensor<8x64xf32, #fxmlir.device<"cpu">>
+
+// One elementwise op alone saves nothing: the same bytes, the same call.
+// ONE-LABEL: func.func @lone_op
+// ONE-NOT: fxmlir.mlir_jit
+// ALL-LABEL: func.func @lone_op
+// ALL: fxmlir.mlir_jit @jit_tanh
+func.func @lone_op(%a: !t) -> !t {
+  %0 = fxmlir.aten.tanh %a : (!t) -> !t
+  return %0 : !t
+}
+
+// -----
+
+!t = tensor<1024x1024xf32, #fxmlir.device<"cpu">>
+
+// A lone softmax moves eager's bytes at the JIT's slower pace for row
+// reductions: it stays eager's kernel.
+// ONE-LABEL: func.func @lone_softmax
+// ONE-NOT: fxmlir.mlir_jit
+// ONE: fxmlir.aten._softmax
+// ALL-LABEL: func.func @lone_softmax
+// ALL: fxmlir.mlir_jit @jit_softmax
+func.func @lone_softmax(%x: !t) -> !t {
+  %0 = fxmlir.aten._softmax %x {dim = -1 : i64, half_to_float = false} : (!t) -> !t
+  return %0 : !t
+}
+
+// -----
+
+!t = tensor<1024x1024xf32, #fxmlir.device<"cpu">>
+
+// With the scaling before it and the mask after it, the softmax's region
+// saves two full tensors' round trips, more than its slower rows cost.
+// CHECK-LABEL: func.func @scaled_masked_softmax
+// CHECK-NEXT: fxmlir.mlir_jit @jit_mul_softmax
+// CHECK-NEXT: return
+func.func @scaled_masked_softmax(%x: !t, %m: !t) -> !t {
+  %s = fxmlir.aten.mul.Scalar %x {other = 1.250000e-01 : f64} : (!t) -> !t
+  %0 = fxmlir.aten._softmax %s {dim = -1 : i64, half_to_float = false} : (!t) -> !t
+  %1 = fxmlir.aten.mul.Tensor %0, %m : (!t, !t) -> !t
+  return %1 : !t
+}
