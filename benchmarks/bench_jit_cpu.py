@@ -5,7 +5,9 @@ on CPU, forward and backward, and the JIT's compile and cache-load times.
     python benchmarks/bench_jit_cpu.py --rows 8192 --cols 1024 --no-inductor
 
 Each case is traced to aten ops (make_fx), outlined into regions and run by
-mlir_jit (fxmlir.jit.outline). Times are the best of `--iters` calls with
+mlir_jit (fxmlir.jit.outline). "cost model" says what the round trip would
+run: the regions ("region") or eager's kernels ("eager"), its cost model's
+verdict to check against the measured speedup. Times are the best of `--iters` calls with
 the variants interleaved: on a shared machine, other processes' load only
 ever adds time (a preempted call, a parallel region waiting for a thread).
 Compile times (LLVM included, analysis not) need an empty cache: the
@@ -110,6 +112,18 @@ def compile_times(threads: int) -> None:
               f"{load_ms:.2f} ms), later calls {second:.3f} ms (best)")
 
 
+def cost_model_verdict(fn: Callable, inputs: list[torch.Tensor], min_ops: int) -> str:
+    """Whether the round trip's cost model (RegionCost.h) keeps the case's
+    regions: to compare with the measured speedup."""
+    from fxmlir import jit
+
+    try:
+        jit.outline(fn, *inputs, min_ops=min_ops, cost_model=True)
+    except ValueError:
+        return "eager"
+    return "region"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=4096)
@@ -130,7 +144,7 @@ def main() -> None:
           f"[{args.rows}, {args.cols}] f32 inputs")
     compile_times(args.threads)
     header = (f"{'case':24s} {'regions':>7s} {'compile ms':>10s} {'eager ms':>9s} "
-              f"{'fxmlir ms':>9s} {'speedup':>8s}")
+              f"{'fxmlir ms':>9s} {'speedup':>8s} {'cost model':>10s}")
     if not args.no_inductor:
         header += f" {'inductor ms':>11s}"
     print(header)
@@ -146,7 +160,8 @@ def main() -> None:
             variants.append(lambda: compiled(*inputs))
         times = best_ms(variants, args.iters)
         line = (f"{name:24s} {len(graph.regions):7d} {compile_ms:10.1f} {times[0]:9.3f} "
-                f"{times[1]:9.3f} {times[0] / times[1]:7.2f}x")
+                f"{times[1]:9.3f} {times[0] / times[1]:7.2f}x "
+                f"{cost_model_verdict(fn, inputs, min_ops):>10s}")
         if not args.no_inductor:
             line += f" {times[2]:11.3f}"
         print(line, flush=True)

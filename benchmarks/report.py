@@ -164,7 +164,8 @@ def chart(path: Path, device: str, run: dict[str, Any]) -> bool:
 
     rows = [r for key in ("ops", "mlp", "gpt2", "llama") for r in run.get(key) or []]
     labels = [f"{r.case} {r.dtype}" for r in rows]
-    names = [n for n in ("Inductor", "fxmlir", "fxmlir codegen", "Inductor reduce-overhead",
+    names = [n for n in ("Inductor", "fxmlir", "fxmlir no regions", "fxmlir codegen",
+                         "Inductor reduce-overhead",
                          "fxmlir cudagraphs")
              if any(n in r.timings for r in rows)]
     fig, ax = plt.subplots(figsize=(10, 0.45 * len(rows) + 1.5))

@@ -205,10 +205,13 @@ def mlp_block(approximate: str) -> nn.Module:
 
 
 def _implementations(model: nn.Module, sizes: Sizes) -> dict[str, Callable]:
+    # fxmlir's default outlines JIT regions on CPU tensors: "no regions" shows
+    # what they add; on CUDA they are opt-in ("codegen").
     impls: dict[str, Callable] = {"eager": model, "Inductor": _compiled(model),
                                   "fxmlir": _compiled(model, _fxmlir()),
-                                  "fxmlir codegen": _compiled(model, _fxmlir(codegen=True))}
-    if sizes.cuda_graphs:
+                                  "fxmlir no regions": _compiled(model, _fxmlir(codegen=False))}
+    if sizes.cuda_graphs:  # the CUDA sizes
+        impls["fxmlir codegen"] = _compiled(model, _fxmlir(codegen=True))
         impls["Inductor reduce-overhead"] = _compiled(model, mode="reduce-overhead")
         impls["fxmlir cudagraphs"] = _compiled(model, _fxmlir(cudagraphs=True))
     return impls

@@ -192,17 +192,18 @@ def _dump_counts(dump_dir: Path) -> tuple[dict[str, Counter], int, dict[str, tup
 
 
 def train_both(entry: ZooModel, autocast: bool, dropout: float = 0.0,
-               passes: str = "default", codegen: bool = False) -> tuple[Run, list[float]]:
-    """The model trained through fxmlir, and its eager twin's losses."""
+               passes: str = "default", codegen: bool | None = None) -> tuple[Run, list[float]]:
+    """The model trained through fxmlir, and its eager twin's losses; codegen
+    None is fxmlir's default (CPU regions where they pay)."""
     torch.manual_seed(0)
     model = entry.build(dropout).train()
     eager = copy.deepcopy(model)
     inputs = entry.inputs()
     torch._dynamo.reset()
     with tempfile.TemporaryDirectory() as folder:
+        settings = {} if codegen is None else {"codegen": codegen}
         compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=folder,
-                                                               passes=passes,
-                                                               codegen=codegen))
+                                                               passes=passes, **settings))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", FallbackWarning)
             losses = _train(model, compiled, inputs, autocast)

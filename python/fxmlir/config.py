@@ -13,7 +13,10 @@ by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 | FXMLIR_LOG_LEVEL      | log_level  | removed, ignored with a warning:             |         |
 |                       |            | TORCH_LOGS=fxmlir or +fxmlir                 |         |
 | FXMLIR_CUDA_GRAPHS    | cudagraphs | a switch                                     | 0       |
-| FXMLIR_CODEGEN_FUSERS | codegen    | a switch: JIT regions after autodiff         | 0       |
+| FXMLIR_CODEGEN_FUSERS | codegen    | a switch: JIT regions after autodiff, on     | unset   |
+|                       |            | CPU and CUDA tensors; unset: CPU ones only,  |         |
+|                       |            | with the default pipelines (CUDA waits for   |         |
+|                       |            | its measurements)                            |         |
 | FXMLIR_STRICT         | strict     | a switch: a fallback raises FallbackError    | 0       |
 |                       |            | instead of warning                           |         |
 | FXMLIR_EAGER_RANDOM   | eager_random | a switch: fused dropouts draw eager's masks | 0       |
@@ -168,7 +171,9 @@ class Options:
     passes: Selection = field(default_factory=_default_selection)
     stages: frozenset[str] = field(default_factory=lambda: frozenset(STAGES))
     dump_dir: Path | None = None
-    codegen: bool = False
+    # JIT regions after autodiff, where the cost model says they pay: True
+    # on CPU and CUDA tensors, None (the default) on CPU ones only.
+    codegen: bool | None = None
     cudagraphs: bool = False
     # A fallback raises (CI): fxmlir.roundtrip.FallbackError.
     strict: bool = False
@@ -186,8 +191,8 @@ class Options:
             passes=parse_passes("FXMLIR_PASSES", environ.get("FXMLIR_PASSES", "default")),
             stages=parse_stages("FXMLIR_STAGES", environ.get("FXMLIR_STAGES", ",".join(STAGES))),
             dump_dir=parse_dump_dir("FXMLIR_DUMP_DIR", environ.get("FXMLIR_DUMP_DIR")),
-            codegen=parse_flag("FXMLIR_CODEGEN_FUSERS",
-                               environ.get("FXMLIR_CODEGEN_FUSERS", "0")),
+            codegen=(parse_flag("FXMLIR_CODEGEN_FUSERS", environ["FXMLIR_CODEGEN_FUSERS"])
+                     if "FXMLIR_CODEGEN_FUSERS" in environ else None),
             cudagraphs=parse_flag("FXMLIR_CUDA_GRAPHS", environ.get("FXMLIR_CUDA_GRAPHS", "0")),
             strict=parse_flag("FXMLIR_STRICT", environ.get("FXMLIR_STRICT", "0")),
             eager_random=parse_flag("FXMLIR_EAGER_RANDOM",

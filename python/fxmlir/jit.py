@@ -65,14 +65,17 @@ class JitGraph:
         return [values[i] for i in self._graph["returns"]]
 
 
-def outline(fn: Callable[..., Any], *example: torch.Tensor, min_ops: int = 2) -> JitGraph:
+def outline(fn: Callable[..., Any], *example: torch.Tensor, min_ops: int = 2,
+            cost_model: bool = False) -> JitGraph:
     """Traces `fn` to aten ops on `example` and outlines them; raises
-    ValueError when some op cannot join a region of at least `min_ops`."""
+    ValueError when some op cannot join a region of at least `min_ops`, or,
+    with `cost_model` (as the round trip outlines), one that pays."""
     gm = make_fx(fn)(*example)
     context = _C.Context()
     imported = importer.import_graph(gm, "graph", context.is_registered_op)
     module = context.parse(imported.text)
-    module.run_pipeline(f"fxmlir-outline-jit-regions{{min-ops={min_ops}}}")
+    module.run_pipeline(f"fxmlir-outline-jit-regions{{min-ops={min_ops} "
+                        f"cost-model={str(cost_model).lower()}}}")
     return JitGraph(module)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import torch
@@ -57,6 +58,9 @@ def optimize(program: Program, *, stage: str = "inference", **options: Any) -> P
     if stage not in accepted:
         raise ValueError(f"stage={stage!r} is invalid; accepted values: {', '.join(accepted)}")
     opts = Options.from_env().updated(options)
+    # A program carries JIT regions only when asked: they need the compiler
+    # where it loads.
+    opts = replace(opts, codegen=bool(opts.codegen))
     graph_id = f"program_{next(_numbers)}"
     import fxmlir.ops  # noqa: F401 - the rewritten graph calls torch.ops.fxmlir.*
 

@@ -30,7 +30,8 @@ from fxmlir.opkinds import is_fused_op
 from fxmlir.report import RoundTripRecord
 from fxmlir.standalone import standalone_source
 
-# Codegen's pass: run after autodiff, not selected by name (config.codegen).
+# Codegen's pass: run after autodiff, not selected by name (config.codegen),
+# keeping the regions its cost model says beat eager's kernels.
 _OUTLINE = "fxmlir-outline-jit-regions"
 # How the text of a region on a CUDA device spells its tensors' device.
 _CUDA_DEVICE = '#fxmlir.device<"cuda'
@@ -97,10 +98,11 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     if options.eager_random:  # after the fusions that create the ops it marks
         passes.append(_EAGER_RANDOM)
         pipeline.append(_EAGER_RANDOM)
-    if options.codegen and stage != "before_autodiff":
+    devices = _region_devices(options)
+    if devices and stage != "before_autodiff":
         # After autodiff regions need no autograd formula.
         passes.append(_OUTLINE)
-        pipeline.append(f"{_OUTLINE}{{device-types=cpu,cuda}}")
+        pipeline.append(f"{_OUTLINE}{{cost-model=true device-types={devices}}}")
     if pipeline:
         # One PassManager for the stage; MLIR's instrumentation reports each
         # pass's time and, when dumping, the module it left.
@@ -132,6 +134,17 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     logs.round_trip_done(RoundTripRecord.from_summary(summary), summary,
                          lambda: imported.text, lambda: str(module))
     return exported
+
+
+def _region_devices(options: Options) -> str | None:
+    """The device types JIT regions are outlined on, or None for none.
+    Unset, codegen follows the pass selection: on CPU tensors with the
+    default pipelines (edited or not), off with an explicit list of passes
+    ("none" is a plain round trip). CUDA regions only when asked for, until
+    a GPU run measures them."""
+    if options.codegen is None:
+        return "cpu" if options.passes.explicit is None else None
+    return "cpu,cuda" if options.codegen else None
 
 
 class JitCompileFailure(RuntimeError):

@@ -1,5 +1,7 @@
-"""codegen=True / FXMLIR_CODEGEN_FUSERS=1: JIT regions after autodiff in a
-compiled training step (the regions themselves: test_mlir_jit.py)."""
+"""JIT regions after autodiff in a compiled training step: on CPU tensors by
+default where the cost model says they pay, on CUDA ones too with
+codegen=True / FXMLIR_CODEGEN_FUSERS=1, none with codegen=False (the regions
+themselves: test_mlir_jit.py)."""
 
 from __future__ import annotations
 
@@ -74,9 +76,46 @@ def test_training_step_runs_jit_regions_like_eager(tmp_path):
 
 
 def test_without_codegen_no_regions(tmp_path):
-    stages = train_steps(tmp_path)
+    stages = train_steps(tmp_path, codegen=False)
     assert "fxmlir.mlir_jit" not in stages["forward"]["fused_ops"]
     assert "fxmlir-outline-jit-regions" not in stages["forward"]["passes"]
+
+
+def test_regions_on_cpu_by_default(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        stages = train_steps(tmp_path)
+    assert "fxmlir-outline-jit-regions" in stages["forward"]["passes"]
+    assert stages["forward"]["fused_ops"]["fxmlir.mlir_jit"] >= 1
+    assert stages["backward"]["fused_ops"]["fxmlir.mlir_jit"] >= 1
+
+
+def test_explicit_passes_mean_no_default_regions(tmp_path):
+    stages = train_steps(tmp_path, passes="none")
+    assert stages["forward"]["passes"] == []
+    assert "fxmlir.mlir_jit" not in stages["forward"]["fused_ops"]
+
+
+class LoneLayerNorm(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(1024)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(x)
+
+
+def test_cost_model_keeps_eagers_layer_norm_alone(tmp_path):
+    # The JIT's layer norm is slower than eager's (benchmarks/bench_jit_cpu.py):
+    # alone it stays eager's kernel; min-ops=1 would have outlined it.
+    model = LoneLayerNorm()
+    compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    x = torch.randn(256, 1024, requires_grad=True)
+    compiled(x).sum().backward()
+    forward = summaries(tmp_path)["forward"]
+    assert "fxmlir-outline-jit-regions" in forward["passes"]
+    assert "fxmlir.mlir_jit" not in forward["fused_ops"]
+    assert forward["ops_after"].get("fxmlir.aten.native_layer_norm") == 1
 
 
 def test_a_region_that_does_not_compile_costs_only_the_regions(tmp_path, monkeypatch):
@@ -90,8 +129,9 @@ def test_a_region_that_does_not_compile_costs_only_the_regions(tmp_path, monkeyp
 
 
 def test_codegen_settings():
-    assert Options.from_env({"FXMLIR_CODEGEN_FUSERS": "1"}).codegen
-    assert not Options.from_env({}).codegen
+    assert Options.from_env({"FXMLIR_CODEGEN_FUSERS": "1"}).codegen is True
+    assert Options.from_env({"FXMLIR_CODEGEN_FUSERS": "off"}).codegen is False
+    assert Options.from_env({}).codegen is None  # CPU regions
     with pytest.raises(ValueError, match="FXMLIR_CODEGEN_FUSERS='maybe' is invalid; accepted "
                                          "values: 1, true, yes, on, 0, false, no, off"):
         Options.from_env({"FXMLIR_CODEGEN_FUSERS": "maybe"})

@@ -1,7 +1,7 @@
 """Tiny random-init transformers models (tools/model_zoo.py) train through
 fxmlir like eager at dropout 0, in f32 and under bf16 CPU autocast, without a
 fallback, with every GELU after a bias fused before and after autodiff and
-JIT regions (codegen=True) in both graphs after autodiff."""
+JIT regions (on by default on CPU) in both graphs after autodiff."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ TOLERANCE = {False: dict(rtol=1e-5, atol=1e-5), True: dict(rtol=2e-3, atol=2e-3)
 @pytest.mark.parametrize("autocast", [False, True], ids=["f32", "bf16"])
 @pytest.mark.parametrize("entry", model_zoo.MODELS, ids=lambda m: m.name)
 def test_model_trains_like_eager_with_fusions_and_jit_regions(entry, autocast):
-    run, eager_losses = model_zoo.train_both(entry, autocast, codegen=True)
+    run, eager_losses = model_zoo.train_both(entry, autocast)
     assert run.fallbacks == []
     torch.testing.assert_close(run.losses, eager_losses, **TOLERANCE[autocast])
     sites = entry.gelu_bias_sites
