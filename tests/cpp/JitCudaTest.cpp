@@ -158,7 +158,7 @@ TEST_F(JitCudaTest, LoadsThePtxWhenCompiled) {
       std::vector<TensorSpec>(3, {DType::Float32, {kDynamic, 64}}), target());
   ASSERT_EQ(record.loadedImages.size(), 1u);
   EXPECT_NE(record.loadedImages[0].find(".target sm_90"), std::string::npos);
-  EXPECT_NE(record.loadedImages[0].find(".entry jit_add_tanh_mul_kernel"),
+  EXPECT_NE(record.loadedImages[0].find(".entry jit_add_tanh_mul_elementwise"),
             std::string::npos);
   EXPECT_TRUE(record.launches.empty());
   EXPECT_EQ(function->signature().inputs[0].dims,
@@ -170,7 +170,7 @@ TEST_F(JitCudaTest, LaunchesOnTheCallersStreamWithTheInputsDims) {
       kChain, "jit_add_tanh_mul",
       std::vector<TensorSpec>(3, {DType::Float32, {kDynamic, 64}}), target());
   void *stream = fakePointer(0x5000);
-  for (int64_t rows : {8, 3}) {
+  for (int64_t rows : {8, 3, 40}) {
     std::vector<Buffer> inputs = {{fakePointer(0xa000), {rows, 64}},
                                   {fakePointer(0xb000), {rows, 64}},
                                   {fakePointer(0xc000), {rows, 64}}};
@@ -178,15 +178,19 @@ TEST_F(JitCudaTest, LaunchesOnTheCallersStreamWithTheInputsDims) {
     function->launch(inputs, outputs, stream);
     ASSERT_FALSE(record.launches.empty());
     const Launch &launch = record.launches.back();
-    EXPECT_EQ(launch.kernel, "jit_add_tanh_mul_kernel");
-    // One block per row, 256 threads along the 64 columns.
-    EXPECT_EQ(launch.grid[0], rows);
+    EXPECT_EQ(launch.kernel, "jit_add_tanh_mul_elementwise");
+    // A thread per 4 of the 64 columns, blocks of 256 threads.
+    int64_t threads = rows * 64 / 4;
+    EXPECT_EQ(launch.grid[0], static_cast<unsigned>((threads + 255) / 256));
     EXPECT_EQ(launch.grid[1] * launch.grid[2], 1u);
     EXPECT_EQ(launch.block[0] * launch.block[1] * launch.block[2], 256u);
     EXPECT_EQ(launch.stream, stream);
-    // Loop bounds and steps (7 indices), then a memref descriptor of 7
-    // words per buffer: inputs, then the output, and the row count.
-    EXPECT_EQ(launch.args.size(), 7u + 4 * 7);
+    // A memref descriptor of 7 words per buffer (inputs, then the output)
+    // and the thread count; constants and static sizes are in the kernel.
+    EXPECT_EQ(launch.args.size(), 4 * 7 + 1u);
+    EXPECT_NE(std::find(launch.args.begin(), launch.args.end(),
+                        static_cast<uint64_t>(threads)),
+              launch.args.end());
     std::vector<uint64_t> pointers;
     for (uint64_t arg : launch.args)
       if (arg >= 0xa000 && arg <= 0xd000 && arg % 0x1000 == 0 &&
@@ -198,7 +202,7 @@ TEST_F(JitCudaTest, LaunchesOnTheCallersStreamWithTheInputsDims) {
                         static_cast<uint64_t>(rows)),
               launch.args.end());
   }
-  EXPECT_EQ(record.launches.size(), 2u);
+  EXPECT_EQ(record.launches.size(), 3u);
   EXPECT_TRUE(record.allocations.empty());
 }
 

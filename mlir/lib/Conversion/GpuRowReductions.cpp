@@ -117,6 +117,9 @@ static void mapToBlocks(linalg::GenericOp generic, const Combiner &combiner,
   Value threads = arith::ConstantIndexOp::create(b, loc, blockSize);
   auto launch =
       gpu::LaunchOp::create(b, loc, rows, one, one, threads, one, one);
+  auto function = generic->getParentOfType<func::FuncOp>();
+  launch.setFunctionAttr(FlatSymbolRefAttr::get(
+      b.getContext(), (function.getSymName() + "_row_reduction").str()));
   b.setInsertionPointToStart(&launch.getBody().front());
   Value thread = launch.getThreadIds().x;
   // The row's indices, row-major from the block id.

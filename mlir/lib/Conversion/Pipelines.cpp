@@ -83,11 +83,17 @@ void fxmlir::buildJitCudaPipeline(OpPassManager &pm,
   addBufferization(pm);
   pm.addNestedPass<func::FuncOp>(
       createGpuRowReductions({/*blockSize=*/options.blockSize}));
+  pm.addNestedPass<func::FuncOp>(
+      createGpuVectorizeElementwise({/*blockSize=*/options.blockSize}));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(
       createTileParallelLoops({/*blockSize=*/options.blockSize}));
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  // Constants and dims into the kernels: a width, block size or static
+  // size passed as an argument is a run-time value to the PTX (64-bit
+  // divisions, no folded checks).
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addNestedPass<func::FuncOp>(createGpuDeviceBuffers());
   pm.addPass(createCanonicalizerPass());

@@ -10,6 +10,7 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -68,6 +69,8 @@ void mlir::fxmlir::registerJitDialects(DialectRegistry &registry) {
   registerConvertMemRefToLLVMInterface(registry);
   registerConvertNVVMToLLVMInterface(registry);
   ub::registerConvertUBToLLVMInterface(registry);
+  // The elementwise kernels' 16-byte loads and stores.
+  vector::registerConvertVectorToLLVMInterface(registry);
   // LLVM IR translation: for the CPU JIT and for PTX generation.
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);

@@ -50,55 +50,60 @@
 // CPU-NOT: llvm.func @
 
 
+// Elementwise kernels read and write 4 x f32 per thread with 16-byte
+// accesses (fxmlir-gpu-vectorize-elementwise), row reductions take a block
+// per row and shuffle (fxmlir-gpu-row-reductions); the rest (fills, column
+// reductions, the 4x1 row statistics) is one thread per element.
 // CUDA-LABEL: func.func private @arith(
-// CUDA: gpu.launch_func @arith_kernel::@arith_kernel blocks in
-// CUDA: gpu.module @arith_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
-// CUDA-NEXT: llvm.func @arith_kernel({{.*}}) attributes {gpu.kernel
-// CUDA: nvvm.read.ptx.sreg.ctaid.x
+// CUDA: gpu.launch_func @arith_elementwise::@arith_elementwise blocks in
+// CUDA: gpu.module @arith_elementwise [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// CUDA-NEXT: llvm.func @arith_elementwise({{.*}}) attributes {gpu.kernel
+// CUDA: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
 // CUDA-LABEL: func.func private @unary(
-// CUDA: gpu.launch_func @unary_kernel::@unary_kernel blocks in
-// CUDA: gpu.module @unary_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
-// CUDA-NEXT: llvm.func @unary_kernel({{.*}}) attributes {gpu.kernel
-// CUDA: nvvm.read.ptx.sreg.ctaid.x
+// CUDA: gpu.launch_func @unary_elementwise::@unary_elementwise blocks in
+// CUDA: gpu.module @unary_elementwise [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// CUDA-NEXT: llvm.func @unary_elementwise({{.*}}) attributes {gpu.kernel
+// CUDA: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
 // CUDA-LABEL: func.func private @activations(
-// CUDA: gpu.launch_func @activations_kernel::@activations_kernel blocks in
-// CUDA: gpu.module @activations_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
-// CUDA-NEXT: llvm.func @activations_kernel({{.*}}) attributes {gpu.kernel
-// CUDA: nvvm.read.ptx.sreg.ctaid.x
+// CUDA: gpu.launch_func @activations_elementwise::@activations_elementwise blocks in
+// CUDA: gpu.module @activations_elementwise [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// CUDA-NEXT: llvm.func @activations_elementwise({{.*}}) attributes {gpu.kernel
+// CUDA: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
 // CUDA-LABEL: func.func private @select(
-// CUDA: gpu.launch_func @select_kernel::@select_kernel blocks in
-// CUDA: gpu.module @select_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
-// CUDA-NEXT: llvm.func @select_kernel({{.*}}) attributes {gpu.kernel
-// CUDA: nvvm.read.ptx.sreg.ctaid.x
+// CUDA: gpu.launch_func @select_elementwise::@select_elementwise blocks in
+// CUDA: gpu.module @select_elementwise [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// CUDA-NEXT: llvm.func @select_elementwise({{.*}}) attributes {gpu.kernel
+// CUDA: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
 // CUDA-LABEL: func.func private @reductions(
-// CUDA: gpu.launch_func @reductions_kernel::@reductions_kernel blocks in
-// CUDA: gpu.module @reductions_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
-// CUDA-NEXT: llvm.func @reductions_kernel({{.*}}) attributes {gpu.kernel
-// CUDA: nvvm.read.ptx.sreg.ctaid.x
+// CUDA: gpu.launch_func @reductions_row_reduction::@reductions_row_reduction blocks in
+// CUDA: gpu.module @reductions_row_reduction [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// CUDA: llvm.func @reductions_row_reduction({{.*}}) attributes {gpu.kernel
+// CUDA: nvvm.shfl.sync bfly
 // CUDA-LABEL: func.func private @softmax(
-// CUDA: gpu.launch_func @softmax_kernel::@softmax_kernel blocks in
-// CUDA: gpu.module @softmax_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
-// CUDA-NEXT: llvm.func @softmax_kernel({{.*}}) attributes {gpu.kernel
-// CUDA: nvvm.read.ptx.sreg.ctaid.x
+// CUDA: gpu.launch_func @softmax_row_reduction::@softmax_row_reduction blocks in
+// CUDA: gpu.module @softmax_row_reduction [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// CUDA: llvm.func @softmax_row_reduction({{.*}}) attributes {gpu.kernel
+// CUDA: nvvm.shfl.sync bfly
 // CUDA-LABEL: func.func private @layer_norm(
-// CUDA: gpu.launch_func @layer_norm_kernel::@layer_norm_kernel blocks in
-// CUDA: gpu.module @layer_norm_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
-// CUDA-NEXT: llvm.func @layer_norm_kernel({{.*}}) attributes {gpu.kernel
-// CUDA: nvvm.read.ptx.sreg.ctaid.x
+// CUDA: gpu.launch_func @layer_norm_row_reduction::@layer_norm_row_reduction blocks in
+// CUDA: gpu.module @layer_norm_row_reduction [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// CUDA: llvm.func @layer_norm_row_reduction({{.*}}) attributes {gpu.kernel
+// CUDA: nvvm.shfl.sync bfly
 // CUDA-LABEL: func.func private @more(
-// CUDA: gpu.launch_func @more_kernel::@more_kernel blocks in
-// CUDA: gpu.module @more_kernel [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
-// CUDA-NEXT: llvm.func @more_kernel({{.*}}) attributes {gpu.kernel
-// CUDA: nvvm.read.ptx.sreg.ctaid.x
+// CUDA: gpu.launch_func @more_elementwise::@more_elementwise blocks in
+// CUDA: gpu.module @more_elementwise [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// CUDA-NEXT: llvm.func @more_elementwise({{.*}}) attributes {gpu.kernel
+// CUDA: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
 
-// PTX: gpu.binary @arith_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry arith_kernel(
-// PTX-COUNT-7: gpu.binary @{{[a-z_]+}}_kernel_
+// PTX: gpu.binary @arith_elementwise [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry arith_elementwise({{.*}}ld.global.v4.b32{{.*}}st.global.v4.b32
+// PTX-COUNT-6: gpu.binary @arith_elementwise_{{[0-9]+}} {{.*}}ld.global.v{{[24]}}.b{{32|64}}
+// PTX: gpu.binary @reductions_row_reduction {{.*}}shfl.sync.bfly.b32
 
 // The host side: LLVM dialect but the launches (translated with the PTX
 // binaries), temporaries from the mgpu* runtime.
 // HOST-LABEL: llvm.func @arith(
-// HOST: gpu.launch_func @arith_kernel::@arith_kernel
-// HOST: gpu.binary @arith_kernel {{ *}}[#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">
+// HOST: gpu.launch_func @arith_elementwise::@arith_elementwise
+// HOST: gpu.binary @arith_elementwise {{ *}}[#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">
 // HOST-LABEL: llvm.func @reductions(
 // HOST: llvm.call @mgpuStreamCreate()
 // HOST: llvm.call @mgpuMemAlloc(

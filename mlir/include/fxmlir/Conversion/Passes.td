@@ -177,6 +177,39 @@ def GpuRowReductions : Pass<"fxmlir-gpu-row-reductions", "::mlir::func::FuncOp">
                            "::mlir::arith::ArithDialect"];
 }
 
+def GpuVectorizeElementwise : Pass<"fxmlir-gpu-vectorize-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Map elementwise linalg ops to GPU threads of several elements with 16-byte accesses";
+  let description = [{
+    A `linalg.generic` on buffers whose loops are all parallel and whose
+    operands are indexed by loop dims and constants becomes a `gpu.launch`
+    (kernel `<function>_elementwise`) in which each thread computes `width`
+    consecutive elements of the last dim: 16 bytes of the widest element
+    type among the operands read or written contiguously along that dim
+    (4 x f32, 8 x bf16, 2 x f64). Those operands (identity layout, last
+    index the last loop dim, not i1) are read and written with
+    `vector.load`/`vector.store` aligned to their width; the others are read
+    once per thread (broadcast along the last dim) or element by element.
+    The body is cloned once per element on scalars, so that results are
+    those of one element per thread, bit for bit.
+
+    The vector accesses are only taken when the last dim is a multiple of
+    `width` and every vector operand's data pointer is aligned to its width:
+    the kernel checks both (uniformly for the whole grid; a static size
+    folds the check) and otherwise runs a scalar loop over the thread's
+    elements. Views of torch tensors start anywhere, so the pointer check
+    is what makes the vector path safe. A static last dim that `width` does
+    not divide is left to the one-element-per-thread mapping.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def GpuLowerAllReduce : Pass<"fxmlir-gpu-lower-all-reduce", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Lower gpu.all_reduce in kernels to shuffles and shared memory";
   let description = [{
