@@ -10,7 +10,10 @@
 #include "fxmlir/Core/Jit.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -296,6 +299,83 @@ TEST_F(JitCudaTest, DriverFailuresAreErrors) {
       function->launch(buffers, {{fakePointer(0xd000), {3, 64}}}, nullptr),
       Error);
   EXPECT_TRUE(record.launches.empty());
+}
+
+/// The entries (object files) of a disk cache directory.
+std::vector<std::filesystem::path> cachedObjects(const std::string &dir) {
+  std::vector<std::filesystem::path> objects;
+  for (const auto &file : std::filesystem::directory_iterator(dir))
+    if (file.path().extension() == ".o")
+      objects.push_back(file.path());
+  return objects;
+}
+
+TEST_F(JitCudaTest, HostObjectInTheDiskCache) {
+  char pattern[] = "/tmp/fxmlir-cuda-cache-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  std::string dir = pattern;
+  std::vector<TensorSpec> inputs(3, {DType::Float32, {kDynamic, 64}});
+  std::vector<Buffer> buffers = {{fakePointer(0xa000), {8, 64}},
+                                 {fakePointer(0xb000), {8, 64}},
+                                 {fakePointer(0xc000), {8, 64}}};
+  std::vector<Buffer> outputs = {{fakePointer(0xd000), {8, 64}}};
+  auto compileAndLaunch = [&](Jit &jit, const CudaTarget &cudaTarget) {
+    jit.compileCudaFunction(kChain, "jit_add_tanh_mul", inputs, cudaTarget)
+        ->launch(buffers, outputs, fakePointer(0x5000));
+    return jit.stats();
+  };
+  {
+    Jit writer{JitOptions{dir}};
+    JitStats stats = compileAndLaunch(writer, target());
+    EXPECT_EQ(stats.compiled, 1);
+    EXPECT_EQ(stats.diskHits, 0);
+  }
+  ASSERT_EQ(cachedObjects(dir).size(), 1u);
+  {
+    // Another process: the host object is loaded, not compiled, and loads
+    // the same PTX and launches the same kernel with the same arguments.
+    Jit reader{JitOptions{dir}};
+    JitStats stats = compileAndLaunch(reader, target());
+    EXPECT_EQ(stats.compiled, 0);
+    EXPECT_EQ(stats.diskHits, 1);
+    ASSERT_EQ(record.loadedImages.size(), 2u);
+    EXPECT_EQ(record.loadedImages[1], record.loadedImages[0]);
+    ASSERT_EQ(record.launches.size(), 2u);
+    EXPECT_EQ(record.launches[1].kernel, record.launches[0].kernel);
+    EXPECT_EQ(record.launches[1].args, record.launches[0].args);
+    EXPECT_TRUE(reader.takeWarnings().empty());
+  }
+  {
+    // A flipped byte fails the checksum: rebuilt and rewritten, one warning.
+    std::filesystem::path object = cachedObjects(dir).front();
+    std::fstream file(object, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekg(64);
+    char byte = static_cast<char>(file.get() ^ 0x5a);
+    file.seekp(64);
+    file.put(byte);
+    file.close();
+    Jit rebuilder{JitOptions{dir}};
+    JitStats stats = compileAndLaunch(rebuilder, target());
+    EXPECT_EQ(stats.compiled, 1);
+    EXPECT_EQ(stats.diskDiscarded, 1);
+    std::vector<std::string> warnings = rebuilder.takeWarnings();
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("discarded the cache entry"), std::string::npos)
+        << warnings[0];
+  }
+  {
+    Jit reader{JitOptions{dir}};
+    EXPECT_EQ(compileAndLaunch(reader, target()).diskHits, 1);
+    // Another chip is another entry.
+    CudaTarget ampere = target();
+    ampere.chip = "sm_80";
+    JitStats stats = compileAndLaunch(reader, ampere);
+    EXPECT_EQ(stats.compiled, 1);
+    EXPECT_EQ(cachedObjects(dir).size(), 2u);
+    EXPECT_NE(record.loadedImages.back().find(".target sm_80"),
+              std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 } // namespace

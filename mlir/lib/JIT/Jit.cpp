@@ -376,16 +376,25 @@ mlir::DialectRegistry makeRegistry() {
 struct Jit::Impl {
   Impl(const JitOptions &options);
 
+  /// The disk cache's name of the code of `function` for `inputs` and
+  /// `target` ("cpu", or the CUDA chip and features).
   std::string key(const std::string &text, const std::string &function,
-                  const std::vector<TensorSpec> &inputs) const;
+                  const std::vector<TensorSpec> &inputs,
+                  const std::string &target) const;
   std::shared_ptr<const CompiledFunction> load(const std::string &key,
                                                const CachedObject &entry);
-  std::shared_ptr<const CompiledFunction>
-  loadFromDisk(const std::string &key, const Signature &expected);
+  std::shared_ptr<const CudaFunction> loadCuda(const std::string &key,
+                                               const CachedObject &entry,
+                                               const CudaTarget &target);
+  template <typename T, typename Link>
+  std::shared_ptr<const T> loadFromDisk(const std::string &key,
+                                        const Signature &expected, Link &&link);
+  void storeOnDisk(const std::string &key, const CachedObject &entry);
   void warnOnce(bool &warned, const std::string &message);
   llvm::orc::JITDylib &createDylib();
   std::shared_ptr<const CudaFunction>
-  compileCuda(const std::string &text, const std::string &function,
+  compileCuda(const std::string &key, const std::string &text,
+              const std::string &function,
               const std::vector<TensorSpec> &inputs, const CudaTarget &target);
   std::shared_ptr<const CompiledFunction>
   compile(const std::string &key, const std::string &text,
@@ -465,13 +474,15 @@ Jit::Impl::Impl(const JitOptions &options)
 }
 
 std::string Jit::Impl::key(const std::string &text, const std::string &function,
-                           const std::vector<TensorSpec> &inputs) const {
+                           const std::vector<TensorSpec> &inputs,
+                           const std::string &target) const {
   llvm::SHA256 hash;
   auto add = [&](llvm::StringRef part) {
     hash.update(part);
     hash.update(llvm::StringRef("\0", 1));
   };
   add(targetIdentity);
+  add(target);
   add(function);
   for (const TensorSpec &input : inputs) {
     add(dtypeName(input.dtype));
@@ -517,16 +528,19 @@ void Jit::Impl::warnOnce(bool &warned, const std::string &message) {
 }
 
 /// The disk cache's code for `key` when its entry verifies, holds the
-/// `expected` signature and links; else null, the entry discarded.
-std::shared_ptr<const CompiledFunction>
-Jit::Impl::loadFromDisk(const std::string &key, const Signature &expected) {
+/// `expected` signature and `link` (CachedObject -> code) links it; else
+/// null, the entry discarded.
+template <typename T, typename Link>
+std::shared_ptr<const T> Jit::Impl::loadFromDisk(const std::string &key,
+                                                 const Signature &expected,
+                                                 Link &&link) {
   CacheLookup lookup = disk.load(key);
   std::string problem = std::move(lookup.problem);
   if (lookup.entry && !(lookup.entry->signature == expected))
     problem = "the signature of its entry is not the function's";
   if (lookup.entry && problem.empty()) {
     try {
-      return load(key, *lookup.entry);
+      return link(*lookup.entry);
     } catch (const Error &error) {
       problem = error.what();
     }
@@ -558,7 +572,9 @@ Jit::Impl::compile(const std::string &key, const std::string &text,
       specialize(context, text, function, &inputs);
   compiling.unlock();
   if (std::shared_ptr<const CompiledFunction> loaded =
-          loadFromDisk(key, specialized.signature)) {
+          loadFromDisk<CompiledFunction>(
+              key, specialized.signature,
+              [&](const CachedObject &cached) { return load(key, cached); })) {
     std::lock_guard<std::mutex> lock(cacheMutex);
     ++stats.diskHits;
     stats.diskLoadSeconds += Seconds(Clock::now() - start).count();
@@ -569,11 +585,7 @@ Jit::Impl::compile(const std::string &key, const std::string &text,
   entry.signature = specialized.signature;
   entry.object = compileToObject(*specialized.module, function, *machine);
   compiling.unlock();
-  if (std::optional<std::string> error = disk.store(key, entry))
-    warnOnce(warnedStore, "fxmlir JIT: cannot write to the cache directory '" +
-                              disk.dir() + "' (" + *error +
-                              "); compiled code is kept in memory for this "
-                              "process only");
+  storeOnDisk(key, entry);
   std::shared_ptr<const CompiledFunction> loaded = load(key, entry);
   std::lock_guard<std::mutex> lock(cacheMutex);
   ++stats.compiled;
@@ -581,42 +593,81 @@ Jit::Impl::compile(const std::string &key, const std::string &text,
   return loaded;
 }
 
+void Jit::Impl::storeOnDisk(const std::string &key,
+                            const CachedObject &entry) {
+  if (std::optional<std::string> error = disk.store(key, entry))
+    warnOnce(warnedStore, "fxmlir JIT: cannot write to the cache directory '" +
+                              disk.dir() + "' (" + *error +
+                              "); compiled code is kept in memory for this "
+                              "process only");
+}
+
+/// Links a CUDA host object (its PTX inside) against the mgpu* runtime and
+/// loads its kernels into the current context.
 std::shared_ptr<const CudaFunction>
-Jit::Impl::compileCuda(const std::string &text, const std::string &function,
+Jit::Impl::loadCuda(const std::string &key, const CachedObject &entry,
+                    const CudaTarget &target) {
+  llvm::orc::JITDylib &dylib = createDylib();
+  OrcErrors errors;
+  try {
+    llvm::orc::SymbolMap runtime;
+    for (auto [name, address] : cudaRuntimeSymbols())
+      runtime[lljit->mangleAndIntern(name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(address),
+          llvm::JITSymbolFlags::Exported};
+    checkError(dylib.define(llvm::orc::absoluteSymbols(std::move(runtime))),
+               "cannot define the CUDA runtime functions");
+    errors.check(lljit->addObjectFile(
+                     dylib, llvm::MemoryBuffer::getMemBufferCopy(entry.object,
+                                                                 key)),
+                 "cannot load the compiled code");
+    auto lookup = [&](const char *symbol) {
+      return errors.unwrap(lljit->lookup(dylib, symbol),
+                           "cannot link the compiled code");
+    };
+    auto entryPoint = lookup(kEntrySymbol).toPtr<void (*)(void **)>();
+    auto load = lookup(kCudaLoadSymbol).toPtr<void (*)()>();
+    auto unload = lookup(kCudaUnloadSymbol).toPtr<void (*)()>();
+    return std::make_shared<LoadedCudaFunction>(
+        lljit, entry.signature, target.driver, entryPoint, load, unload);
+  } catch (const Error &) {
+    // Nothing of the library is in use: free its memory.
+    llvm::consumeError(lljit->getExecutionSession().removeJITDylib(dylib));
+    throw;
+  }
+}
+
+std::shared_ptr<const CudaFunction>
+Jit::Impl::compileCuda(const std::string &key, const std::string &text,
+                       const std::string &function,
                        const std::vector<TensorSpec> &inputs,
                        const CudaTarget &target) {
   auto start = Clock::now();
-  Signature signature;
-  std::string object;
-  {
-    std::lock_guard<std::mutex> lock(compileMutex);
-    SpecializedFunction specialized =
-        specialize(context, text, function, &inputs);
-    signature = std::move(specialized.signature);
-    object = compileCudaHost(*specialized.module, function, target.chip,
-                             target.features, *machine);
+  // As for the CPU: analyzed first, so that a disk entry is used only when
+  // it holds this function's signature.
+  std::unique_lock<std::mutex> compiling(compileMutex);
+  SpecializedFunction specialized =
+      specialize(context, text, function, &inputs);
+  compiling.unlock();
+  if (std::shared_ptr<const CudaFunction> loaded =
+          loadFromDisk<CudaFunction>(
+              key, specialized.signature, [&](const CachedObject &cached) {
+                return loadCuda(key, cached, target);
+              })) {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    ++stats.diskHits;
+    stats.diskLoadSeconds += Seconds(Clock::now() - start).count();
+    return loaded;
   }
-  llvm::orc::JITDylib &dylib = createDylib();
-  OrcErrors errors;
-  llvm::orc::SymbolMap runtime;
-  for (auto [name, address] : cudaRuntimeSymbols())
-    runtime[lljit->mangleAndIntern(name)] = {
-        llvm::orc::ExecutorAddr::fromPtr(address),
-        llvm::JITSymbolFlags::Exported};
-  checkError(dylib.define(llvm::orc::absoluteSymbols(std::move(runtime))),
-             "cannot define the CUDA runtime functions");
-  errors.check(lljit->addObjectFile(dylib, llvm::MemoryBuffer::getMemBufferCopy(
-                                              object, function)),
-               "cannot load the compiled code");
-  auto lookup = [&](const char *symbol) {
-    return errors.unwrap(lljit->lookup(dylib, symbol),
-                         "cannot link the compiled code");
-  };
-  auto compiled = std::make_shared<LoadedCudaFunction>(
-      lljit, std::move(signature), target.driver,
-      lookup(kEntrySymbol).toPtr<void (*)(void **)>(),
-      lookup(kCudaLoadSymbol).toPtr<void (*)()>(),
-      lookup(kCudaUnloadSymbol).toPtr<void (*)()>());
+  CachedObject entry;
+  compiling.lock();
+  entry.signature = specialized.signature;
+  entry.object = compileCudaHost(*specialized.module, function, target.chip,
+                                 target.features, *machine);
+  compiling.unlock();
+  storeOnDisk(key, entry);
+  std::shared_ptr<const CudaFunction> compiled =
+      loadCuda(key, entry, target);
   std::lock_guard<std::mutex> lock(cacheMutex);
   ++stats.compiled;
   stats.compileSeconds += Seconds(Clock::now() - start).count();
@@ -640,7 +691,7 @@ Signature Jit::analyze(const std::string &moduleText,
 std::shared_ptr<const CompiledFunction>
 Jit::compileCpu(const std::string &moduleText, const std::string &function,
                 const std::vector<TensorSpec> &inputs) {
-  std::string key = impl->key(moduleText, function, inputs);
+  std::string key = impl->key(moduleText, function, inputs, "cpu");
   return cached(impl->cacheMutex, impl->cache, impl->stats, key, [&] {
     return impl->compile(key, moduleText, function, inputs);
   });
@@ -663,11 +714,14 @@ CudaProgram Jit::compileCuda(const std::string &moduleText,
 std::shared_ptr<const CudaFunction> Jit::compileCudaFunction(
     const std::string &moduleText, const std::string &function,
     const std::vector<TensorSpec> &inputs, const CudaTarget &target) {
-  std::string key = impl->key(moduleText, function, inputs) + " cuda " +
-                    target.chip + " " + target.features + " " +
-                    std::to_string(target.device);
+  // On disk the code is the same for every device; in memory each device
+  // has its own loaded kernels.
+  std::string diskKey = impl->key(moduleText, function, inputs,
+                                  "cuda " + target.chip + " " +
+                                      target.features);
+  std::string key = diskKey + " " + std::to_string(target.device);
   return cached(impl->cacheMutex, impl->cudaCache, impl->stats, key, [&] {
-    return impl->compileCuda(moduleText, function, inputs, target);
+    return impl->compileCuda(diskKey, moduleText, function, inputs, target);
   });
 }
 

@@ -7,9 +7,10 @@
 // Core.h, nothing here names an MLIR or LLVM type.
 //
 // Compiled code is cached in memory per Jit object, keyed by the function's
-// text, its input dtypes and dims and the target, and CPU code on disk
-// (object files under FXMLIR_CACHE_DIR, default $XDG_CACHE_HOME/fxmlir or
-// ~/.cache/fxmlir), so that a second process compiles nothing. What the
+// text, its input dtypes and dims and the target, and on disk (object files
+// under FXMLIR_CACHE_DIR, default $XDG_CACHE_HOME/fxmlir or ~/.cache/fxmlir:
+// CPU code, and the host side of CUDA code with its PTX inside), so that a
+// second process compiles nothing. What the
 // disk holds is verified before it is loaded; an entry that does not verify
 // is rebuilt, and a directory that cannot be written costs only the disk
 // cache (see Jit::takeWarnings).
@@ -271,8 +272,10 @@ public:
 
   /// Compiles `function` for an NVIDIA GPU as compileCuda does, and its
   /// host side for the host CPU, calling `target.driver`; loads the kernels.
-  /// Cached in memory per target. Throws Error with the diagnostics, or when
-  /// loading the kernels fails.
+  /// Cached in memory per target and device, and on disk per chip and
+  /// features (the host object, PTX included) with the checks compileCpu
+  /// makes. Throws Error with the diagnostics, or when loading the kernels
+  /// fails.
   std::shared_ptr<const CudaFunction> compileCudaFunction(
       const std::string &moduleText, const std::string &function,
       const std::vector<TensorSpec> &inputs, const CudaTarget &target);
