@@ -141,10 +141,16 @@ const jit::CudaFunction &compiledCuda(Function &function,
                                       std::string_view name, int device) {
   std::lock_guard<std::mutex> lock(function.cudaMutex);
   std::shared_ptr<const jit::CudaFunction> &compiled = function.cuda[device];
-  if (!compiled)
-    compiled = jit::Jit::shared().compileCudaFunction(
-        std::string(module), std::string(name), function.signature.inputs,
-        targetOf(device));
+  if (!compiled) {
+    jit::Jit &jit = jit::Jit::shared();
+    compiled = jit.compileCudaFunction(std::string(module), std::string(name),
+                                       function.signature.inputs,
+                                       targetOf(device));
+    // As compiledCpu: a disk cache entry rebuilt, a cache directory that
+    // cannot be written.
+    for (const std::string &warning : jit.takeWarnings())
+      TORCH_WARN(warning);
+  }
   return *compiled;
 }
 
