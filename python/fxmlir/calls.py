@@ -172,6 +172,12 @@ def bind_arguments(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> dict
             bound[a.name] = None
         else:
             raise TypeError(f"{op} misses argument {a.name}")
+    for a in arguments:
+        # A sized int list (`int[1] dim`) takes one int for all its entries,
+        # as torch's argument parser does: `x.mean(-1)` is mean.dim([-1]).
+        value = bound[a.name]
+        if a.N and isinstance(value, int) and not isinstance(value, bool):
+            bound[a.name] = [value] * a.N
     return bound
 
 

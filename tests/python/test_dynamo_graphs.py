@@ -182,6 +182,17 @@ def test_ellipsis_and_slices(tmp_path):
                      tmp_path)
 
 
+def test_rms_norm_mean_over_one_dim_is_a_typed_op(tmp_path):
+    # LLaMA's RMSNorm calls x.mean(-1, keepdim=True): one int where mean.dim
+    # takes int[1], which torch's parser (and so the importer) broadcasts.
+    x, w = leaves(2, 4, 16)
+    check_like_eager(lambda x, w: w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)),
+                     [x, w], tmp_path)
+    imported = next(tmp_path.glob("*/graph_*/before_autodiff/input.mlir")).read_text()
+    assert "fxmlir.aten.mean.dim" in imported
+    assert "call_method:mean" not in imported
+
+
 def test_factories_without_tensor_inputs(tmp_path):
     x = torch.randn(4, 8, requires_grad=True)
     check_like_eager(lambda x: x * torch.full((4, 8), 2.0) + torch.zeros(8)
