@@ -115,7 +115,14 @@ template <typename Dropout> struct FuseBiasDropout : OpRewritePattern<Dropout> {
       residual = add.getSelf() == output ? add.getOther() : add.getSelf();
     Operation *root = add ? add.getOperation() : dropout.getOperation();
 
-    rewriter.setInsertionPoint(root);
+    // The mask is drawn where the dropout drew it, so that random ops
+    // between the dropout and its add keep eager's order of draws (what
+    // eager_random reproduces), unless the residual comes later.
+    Operation *residualDef = residual ? residual.getDefiningOp() : nullptr;
+    bool residualLater = residualDef &&
+                         residualDef->getBlock() == dropout->getBlock() &&
+                         dropout->isBeforeInBlock(residualDef);
+    rewriter.setInsertionPoint(residualLater ? root : dropout.getOperation());
     if (!residual)
       residual = createNone(rewriter, dropout.getLoc());
     Type maskType = kPacked ? packedMaskType(producer->x) : mask.getType();

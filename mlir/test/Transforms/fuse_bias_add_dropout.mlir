@@ -207,3 +207,26 @@ func.func @activation_not_fused(%x: !x, %b: !b) -> (!x, !x, !x, !x) {
   %5:2 = fxmlir.aten.native_dropout %4 {p = 0.1 : f64, train = true} : (!x) -> (!x, !m)
   return %1, %0, %3, %5#0 : !x, !x, !x, !x
 }
+
+
+// The fused op draws its mask where the dropout drew it: a random op
+// between the dropout and its residual add still draws after it (eager's
+// order of draws, which eager_random reproduces). A residual computed after
+// the dropout puts the fused op at the add.
+// CHECK-LABEL: func.func @draw_order
+// CHECK: fxmlir.fused_bias_dropout_add %arg0, %arg1, %arg2 {activation = "none", axis = 1 : i64, p = 1.000000e-01 : f64, packed = false}
+// CHECK-NEXT: fxmlir.aten.native_dropout %arg2 {p = 2.000000e-01 : f64, train = true}
+// CHECK-NEXT: %[[LATER:.*]] = fxmlir.aten.mul.Tensor %arg2, %arg2
+// CHECK-NEXT: fxmlir.fused_bias_dropout_add %arg0, %arg1, %[[LATER]] {activation = "none", axis = 1 : i64, p = 3.000000e-01 : f64, packed = false}
+// CHECK-NOT: fxmlir.aten.add.Tensor
+func.func @draw_order(%x: !x, %b: !b, %r: !x) -> (!x, !m, !x, !m, !x, !m) {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %1:2 = fxmlir.aten.native_dropout %0 {p = 0.1 : f64, train = true} : (!x) -> (!x, !m)
+  %2:2 = fxmlir.aten.native_dropout %r {p = 0.2 : f64, train = true} : (!x) -> (!x, !m)
+  %3 = fxmlir.aten.add.Tensor %r, %1#0 {alpha = 1 : i64} : (!x, !x) -> !x
+  %4 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %5:2 = fxmlir.aten.native_dropout %4 {p = 0.3 : f64, train = true} : (!x) -> (!x, !m)
+  %6 = fxmlir.aten.mul.Tensor %r, %r : (!x, !x) -> !x
+  %7 = fxmlir.aten.add.Tensor %5#0, %6 {alpha = 1 : i64} : (!x, !x) -> !x
+  return %3, %1#1, %2#0, %2#1, %7, %5#1 : !x, !m, !x, !m, !x, !m
+}
