@@ -124,7 +124,10 @@ PYBIND11_MODULE(_C, m) {
 
   py::class_<fxmlir::Module>(m, "Module")
       .def("__str__", [](const fxmlir::Module &m) { return m.str(); })
-      .def("print", &fxmlir::Module::str, py::arg("generic") = false)
+      .def("print", &fxmlir::Module::str, py::arg("generic") = false,
+           py::arg("fx_names") = false,
+           "The module's text; with fx_names, values named after their FX "
+           "nodes, as dumps print them.")
       .def("verify", &fxmlir::Module::verify)
       .def(
           "run_pipeline",

@@ -124,7 +124,7 @@ class _FunctionBuilder:
         ty = self._type_of(node, node.meta.get("val", node.meta.get("example_value")))
         self.values[node] = f"%{node.name}"
         self.types[node] = [ty]
-        return f"%{node.name}: {ty}"
+        return f'%{node.name}: {ty} loc("{node.name}")'
 
     def get_attr(self, node: fx.Node) -> None:
         value = self.gm

@@ -91,7 +91,7 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     latest.append(module)
     times["import"] = (time.perf_counter() - start) * 1e3
     ops_before = _op_counts(module)
-    dumper.module("imported", lambda: str(module))
+    dumper.module("imported", lambda: module.print(fx_names=True))
     explain.collect(module, options.passes, stage, f"{graph_id}/{label}")
     passes = list(options.passes.for_stage(stage))
     pipeline = [options.passes.pipeline(stage)] if passes else []
@@ -124,7 +124,7 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
         "mutation_ops_imported": imported.mutation_ops,
         "time_ms": {k: round(v, 3) for k, v in times.items()},
     }
-    dumper.write("final.mlir", lambda: str(module))
+    dumper.write("final.mlir", lambda: module.print(fx_names=True))
     dumper.graph(lambda: module_dot(module_json, imported.func_name, gm, input_names or {}),
                  sum(ops_after.values()))
     dumper.write("fx_before.py", lambda: standalone_source(gm, f"{graph_id}/{label}", "before"))

@@ -249,3 +249,15 @@ def test_a_read_only_dump_dir_costs_no_fusion(tmp_path):
     (warning,) = run["warnings"]
     assert warning.startswith(f"DumpWarning: fxmlir: dumps to {dumps} stopped"), warning
     assert list(dumps.iterdir()) == []
+
+
+def test_mlir_dumps_keep_the_fx_names(tmp_path):
+    # input.mlir names values after FX nodes; the passes' dumps and
+    # final.mlir keep those names (name locations printed as SSA names), not
+    # %0, %arg0, so a value can be followed from fx_before.py to final.mlir.
+    train_once(tmp_path)
+    folder = next(tmp_path.glob("*/graph_*/forward"))
+    for dump in (folder / "final.mlir", *folder.glob("[0-9][0-9]-*.mlir")):
+        text = dump.read_text()
+        assert "%primals_1" in text and "%addmm" in text, dump.name
+        assert "%arg0" not in text, dump.name

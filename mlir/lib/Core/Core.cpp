@@ -97,10 +97,16 @@ Module Module::parse(Context &context, const std::string &text,
   return Module(std::move(impl));
 }
 
-std::string Module::str(bool generic) const {
+/// How dumps print: each value named after its FX node where its op kept
+/// the node's name location.
+static mlir::OpPrintingFlags dumpFlags() {
+  return mlir::OpPrintingFlags().printNameLocAsPrefix();
+}
+
+std::string Module::str(bool generic, bool fxNames) const {
   std::string text;
   llvm::raw_string_ostream os(text);
-  mlir::OpPrintingFlags flags;
+  mlir::OpPrintingFlags flags = fxNames ? dumpFlags() : mlir::OpPrintingFlags();
   if (generic)
     flags.printGenericOpForm();
   impl->module->print(os, flags);
@@ -120,7 +126,10 @@ class PassRecorder : public mlir::PassManager::IRPrinterConfig {
 public:
   PassRecorder(std::vector<mlir::Pass *> &passes,
                std::vector<std::string> &snapshots, bool takeSnapshots)
-      : IRPrinterConfig(/*printModuleScope=*/true), passes(passes),
+      : IRPrinterConfig(/*printModuleScope=*/true,
+                        /*printAfterOnlyOnChange=*/false,
+                        /*printAfterOnlyOnFailure=*/false, dumpFlags()),
+        passes(passes),
         snapshots(snapshots), takeSnapshots(takeSnapshots) {}
 
   void printAfterIfEnabled(mlir::Pass *pass, mlir::Operation *,

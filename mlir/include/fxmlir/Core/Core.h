@@ -64,8 +64,10 @@ public:
   Module &operator=(Module &&) noexcept;
   ~Module();
 
-  /// The module in MLIR's custom (or, with `generic`, generic) syntax.
-  std::string str(bool generic = false) const;
+  /// The module in MLIR's custom (or, with `generic`, generic) syntax; with
+  /// `fxNames`, values are named after the FX nodes they come from (their
+  /// name locations) as dumps show them, rather than %0, %1, ...
+  std::string str(bool generic = false, bool fxNames = false) const;
   /// Throws Error if the module does not verify.
   void verify() const;
   /// One pass of a pipeline run, as MLIR's instrumentation saw it.
