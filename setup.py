@@ -86,6 +86,7 @@ setup(
     install_requires=[built_against_torch()],
     packages=["fxmlir"],
     package_dir={"": "python"},
+    package_data={"fxmlir": ["py.typed"]},  # PEP 561: the package has type hints
     ext_modules=[CMakeExtension()],
     cmdclass={"build_ext": CMakeBuild, "build_py": BuildPyWithStartupHook},
     entry_points={

@@ -21,6 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fxmlir._version import SUPPORTED_TORCH, __version__
+
 OPT = Path(__file__).with_name("fxmlir-opt")
 
 
@@ -112,6 +114,8 @@ def _passes(_: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="fxmlir", description=__doc__.split("\n\n")[0])
+    main.add_argument("--version", action="version",
+                      version=f"fxmlir {__version__} (supports torch {SUPPORTED_TORCH})")
     commands = main.add_subparsers(dest="command", required=True)
     report = commands.add_parser("report", help="the round trips of a dump folder as a table")
     report.add_argument("dump_dir", help="FXMLIR_DUMP_DIR, or one run folder in it")

@@ -47,13 +47,29 @@ import os
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, TypedDict
 
 if TYPE_CHECKING:
     from fxmlir.passes import Selection
 
 STAGES = ("before_autodiff", "forward", "backward")
-OPTIONS = ("passes", "stages", "dump_dir", "codegen", "cudagraphs", "strict", "eager_random")
+
+
+class BackendOptions(TypedDict, total=False):
+    """The options of `fxmlir.backend(...)` and `torch.compile(...,
+    backend="fxmlir", options={...})`; the table above says what each
+    accepts. A switch is a bool or one of TRUE / FALSE."""
+
+    passes: str | Sequence[str]
+    stages: str | Sequence[str]
+    dump_dir: str | os.PathLike[str]
+    codegen: bool | str
+    cudagraphs: bool | str
+    strict: bool | str
+    eager_random: bool | str
+
+
+OPTIONS = tuple(BackendOptions.__annotations__)
 # Settings that were removed, and what replaced them.
 REMOVED = {
     "FXMLIR_LOG_LEVEL": "fxmlir logs through torch._logging: TORCH_LOGS=fxmlir for info, "

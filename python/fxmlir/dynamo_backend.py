@@ -11,7 +11,7 @@ import functools
 import logging
 import re
 import weakref
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import torch
 import torch.fx as fx
@@ -19,9 +19,12 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
 from fxmlir import logs
-from fxmlir.config import Options
+from fxmlir.config import BackendOptions, Options
 from fxmlir.roundtrip import round_trip_or_fallback
 from fxmlir.runtime_fallback import guarded, warn_traced_fallback
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
 log = logging.getLogger("fxmlir")
 logs.register()  # when the startup hook did not (python -S, a source checkout)
@@ -123,8 +126,24 @@ def fxmlir_backend(gm: fx.GraphModule, example_inputs: list[Any],
         return autodiff(dynamo_graph, example_inputs)
 
 
-def backend(**options: Any) -> Callable[..., Any]:
-    """A backend with options: torch.compile(m, backend=fxmlir.backend(passes="none"))."""
+def backend(**options: Unpack[BackendOptions]) -> Callable[..., Any]:
+    """A torch.compile backend with options, which override the FXMLIR_*
+    environment variables; bad ones are errors now, not at the first call:
+
+        torch.compile(model, backend=fxmlir.backend(dump_dir="dumps", strict=True))
+
+    passes: "default", "none", "a,b" (only these), "-a,+b" (edits of each
+        stage's default pipeline) or "default,a,-b" (fxmlir.passes.describe()
+        lists them); a string or a list.
+    stages: where round trips run: before_autodiff, forward, backward.
+    dump_dir: a folder for IR dumps (`fxmlir report` / `fxmlir show` read it).
+    codegen: JIT regions after autodiff; unset: on CPU tensors where the cost
+        model says they pay; True adds CUDA tensors; False: none.
+    cudagraphs: replay compiled CUDA graphs through torch's CUDA graph trees.
+    strict: a fallback raises fxmlir.roundtrip.FallbackError (for CI).
+    eager_random: fused dropouts draw eager's masks (eager's losses).
+    Switches take True/False or "1"/"0"/"true"/"false"/"yes"/"no"/"on"/"off".
+    """
     Options.from_env().updated(options)  # reject bad options now, not at first call
     compiler = functools.partial(fxmlir_backend, options=options)
     compiler.__fxmlir_backend__ = True  # type: ignore[attr-defined]  # FXMLIR_ROUND_TRIP keeps it

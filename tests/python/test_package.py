@@ -5,6 +5,7 @@ finds its libraries relative to itself."""
 import importlib.metadata
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,23 @@ def test_binaries_have_only_origin_relative_runpaths():
     # torch package next to fxmlir.
     ops = dynamic_section(PACKAGE / "libfxmlir_ops.so")
     assert "Library runpath: [$ORIGIN:$ORIGIN/../torch/lib]" in ops
+
+
+def test_version_command_and_type_hints_marker():
+    result = subprocess.run([sys.executable, "-m", "fxmlir", "--version"], capture_output=True,
+                            text=True)
+    assert result.returncode == 0
+    assert result.stdout.strip() == (f"fxmlir {fxmlir.__version__} "
+                                     f"(supports torch {fxmlir.SUPPORTED_TORCH})")
+    # PEP 561: type checkers read the package's hints.
+    assert (Path(fxmlir.__file__).parent / "py.typed").is_file()
+
+
+def test_backend_documents_and_types_every_option():
+    import inspect
+
+    from fxmlir.config import OPTIONS
+
+    doc = inspect.getdoc(fxmlir.backend)
+    assert all(f"\n{name}: " in doc for name in OPTIONS)
+    assert "Unpack[BackendOptions]" in str(inspect.signature(fxmlir.backend))
