@@ -18,7 +18,7 @@ from typing import Mapping
 
 import torch.fx as fx
 
-from fxmlir import _C, explain, logs
+from fxmlir import _C, explain, logs, progress
 from fxmlir.autocast import make_casts_explicit
 from fxmlir.bodies import round_trip_bodies
 from fxmlir.config import Options
@@ -74,8 +74,15 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     failure dumps. `label` names the graph in dumps (the stage by default; a
     subgraph body's name). `input_names` labels placeholders in the dumped
     op graph (parameter names by placeholder name)."""
-    latest = [] if latest is None else latest
     label = label or stage
+    with progress.timed(f"{graph_id}/{label}: round trip of {len(gm.graph.nodes)} nodes"):
+        return _round_trip(gm, graph_id, stage, options, [] if latest is None else latest,
+                           label, input_names)
+
+
+def _round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
+                latest: list[str | _C.Module], label: str,
+                input_names: Mapping[str, str] | None) -> fx.GraphModule:
     if stage == "before_autodiff":  # AOTAutograd's graphs have explicit casts
         gm = make_casts_explicit(gm)
     gm = round_trip_bodies(gm, lambda body, name: round_trip_or_fallback(
@@ -109,7 +116,7 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
         for run in module.run_pipeline(",".join(pipeline), snapshots=dumper.enabled):
             times[run.pass_name] = times.get(run.pass_name, 0.0) + run.milliseconds
             dumper.module(run.pass_name, run.module_after)
-    regions = _compile_regions(module, times)
+    regions = _compile_regions(module, times, f"{graph_id}/{label}")
     start = time.perf_counter()
     module_json = json.loads(module.to_json())
     exported = export_graph(module_json, imported, gm, regions)
@@ -151,7 +158,7 @@ class JitCompileFailure(RuntimeError):
     """A JIT region did not compile: the round trip is redone without them."""
 
 
-def _compile_regions(module: _C.Module, times: dict[str, float]) -> dict[str, str]:
+def _compile_regions(module: _C.Module, times: dict[str, float], graph: str) -> dict[str, str]:
     """Compiles each JIT region of `module` now, as mlir_jit would at its
     first call (which then finds the code cached), so that a region that
     does not compile costs only the JIT, not the graph. Returns the regions'
@@ -162,6 +169,13 @@ def _compile_regions(module: _C.Module, times: dict[str, float]) -> dict[str, st
 
     start = time.perf_counter()
     regions = jit.region_functions(module)
+    with progress.timed(f"{graph}: compiling {len(regions)} JIT regions"):
+        _compile_each(regions)
+    times["jit"] = (time.perf_counter() - start) * 1e3
+    return regions
+
+
+def _compile_each(regions: dict[str, str]) -> None:
     for name, text in regions.items():
         try:
             # A CUDA region compiles for its device at its first call; its
@@ -172,8 +186,6 @@ def _compile_regions(module: _C.Module, times: dict[str, float]) -> dict[str, st
                 _C.jit_compile_cpu(text, name)
         except _C.Error as e:
             raise JitCompileFailure(f"JIT region @{name}: {e}") from e
-    times["jit"] = (time.perf_counter() - start) * 1e3
-    return regions
 
 
 def round_trip_or_fallback(gm: fx.GraphModule, graph_id: str, stage: str,

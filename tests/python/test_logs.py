@@ -119,3 +119,26 @@ def test_torch_knows_the_artifacts(settings, tmp_path):
     # torch rejects unknown TORCH_LOGS names at import: the startup hook
     # registered ours before that.
     run({"TORCH_LOGS": settings}, tmp_path, "import torch")
+
+
+def slow_script(step_s: float, total_s: float) -> str:
+    """SCRIPT with the feedback thresholds lowered, as on a slow machine."""
+    return (f"import fxmlir.progress as p\np.SLOW_STEP_S = {step_s}\n"
+            f"p.SLOW_TOTAL_S = {total_s}\n" + SCRIPT)
+
+
+def test_a_slow_round_trip_says_what_it_is_doing(tmp_path):
+    stderr = run({"TORCH_LOGS": "fxmlir"}, tmp_path, slow_script(0.0, 1e9)).stderr
+    lines = [line for line in stderr.splitlines() if "so far)" in line]
+    assert any("graph_0_0_0/forward: round trip of " in line and " nodes (over 0 s so far)"
+               in line for line in lines), stderr
+    assert all(line.startswith("I") for line in lines)
+    assert "round trips have taken" not in stderr
+
+
+def test_a_long_compile_warns_once_how_to_see_why(tmp_path):
+    stderr = run({}, tmp_path, slow_script(1e9, 0.0)).stderr
+    warnings = [line for line in stderr.splitlines() if "round trips have taken" in line]
+    assert len(warnings) == 1, stderr
+    assert "TORCH_LOGS=fxmlir" in warnings[0] and warnings[0].startswith("W")
+    assert "so far)" not in stderr  # INFO stays off by default
