@@ -105,6 +105,14 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _repro(args: argparse.Namespace) -> int:
+    script = Path(args.folder) / "repro.py"
+    if not script.is_file():
+        raise UsageError(f"{args.folder}: no repro.py (a failed round trip's folder has one: "
+                         "the FallbackWarning names it)")
+    return subprocess.run([sys.executable, str(script)]).returncode
+
+
 def _passes(_: argparse.Namespace) -> int:
     import fxmlir.passes
 
@@ -131,6 +139,10 @@ def parser() -> argparse.ArgumentParser:
     explain.add_argument("script")
     explain.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     explain.set_defaults(run=_explain)
+    repro = commands.add_parser(
+        "repro", help="run a failed round trip's repro.py: the graph's round trip again")
+    repro.add_argument("folder", help="the stage folder a FallbackWarning names")
+    repro.set_defaults(run=_repro)
     passes = commands.add_parser("passes", help="the passes and the stages that run them")
     passes.set_defaults(run=_passes)
     return main

@@ -11,7 +11,7 @@ share a dump directory and reruns each write their own. In it, each graph
 Dynamo hands fxmlir has a folder per stage holding the imported module, the
 module after each pass, the final module, the op graph (.dot, and .svg when
 graphviz is installed), the FX code before and after (fx_after.py runs on its
-own), and summary.json; a failed round trip leaves failed-graph.py and
+own), and summary.json; a failed round trip leaves repro.py and
 failed-module.mlir. The run's index.json lists every stage folder, its files
 and its summary or fallback reason, so tools need not walk the tree.
 
@@ -200,10 +200,11 @@ class Dumper:
         self.write("summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
         self._add({**self.entry, "summary": summary})
 
-    def failed(self, reason: str, graph: str, module: Callable[[], str] | None) -> None:
-        """failed-graph.py (and failed-module.mlir, as the failing step left
-        it), and the fallback's entry in the run's index."""
-        self.write("failed-graph.py", graph)
+    def failed(self, reason: str, repro: Callable[[], str],
+               module: Callable[[], str] | None) -> None:
+        """repro.py (and failed-module.mlir, as the failing step left it),
+        and the fallback's entry in the run's index."""
+        self.write("repro.py", repro)
         if module is not None:
             self.write("failed-module.mlir", module)
         self._add({**self.entry, "fallback": reason})

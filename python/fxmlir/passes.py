@@ -62,6 +62,13 @@ class Selection:
             chosen = (set(default_pipeline(stage)) | self.added) - self.removed
         return tuple(n for n in registry() if n in chosen)
 
+    def spelled(self) -> str:
+        """The selection as FXMLIR_PASSES / `passes=` would spell it."""
+        if self.explicit is not None:
+            return ",".join(self.explicit) or "none"
+        edits = [f"+{n}" for n in sorted(self.added)] + [f"-{n}" for n in sorted(self.removed)]
+        return ",".join(["default", *edits])
+
     def pipeline(self, stage: str) -> str:
         """The textual pipeline of the stage: its registered name when
         nothing was changed, else its passes."""

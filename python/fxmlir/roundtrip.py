@@ -28,6 +28,7 @@ from fxmlir.exporter import export_graph
 from fxmlir.importer import import_graph
 from fxmlir.opkinds import is_fused_op
 from fxmlir.report import RoundTripRecord
+from fxmlir.repro import repro_source
 from fxmlir.standalone import standalone_source
 
 # Codegen's pass: run after autodiff, not selected by name (config.codegen),
@@ -208,7 +209,7 @@ def round_trip_or_fallback(gm: fx.GraphModule, graph_id: str, stage: str,
         raise
     except Exception as e:  # noqa: BLE001 - any failure must fall back
         reason = f"{type(e).__name__}: {e}"
-        where = _dump_failure(options, graph_id, label, stage, reason, gm.code, latest)
+        where = _dump_failure(options, graph_id, label, stage, reason, gm, latest)
         fall_back(f"fxmlir: {graph_id}/{label} graph kept as is: {reason} ({where})",
                   options.strict, e)
         logs.fallback(RoundTripRecord(graph=f"{graph_id}/{label}", stage=stage,
@@ -217,13 +218,20 @@ def round_trip_or_fallback(gm: fx.GraphModule, graph_id: str, stage: str,
 
 
 def _dump_failure(options: Options, graph_id: str, label: str, stage: str, reason: str,
-                  code: str, latest: list[str | _C.Module]) -> str:
-    """Writes the failed graph and module; says where, or why it could not:
-    the fallback itself must never fail."""
+                  gm: fx.GraphModule, latest: list[str | _C.Module]) -> str:
+    """Writes the failed graph's repro.py and the module; says where, or why
+    it could not: the fallback itself must never fail."""
     root = options.dump_dir or Path(tempfile.gettempdir()) / "fxmlir-failures"
     dumper = Dumper(root, graph_id, label, stage)
+
+    def repro() -> str:
+        try:
+            return repro_source(gm, f"{graph_id}/{label}", stage, reason, options)
+        except Exception as e:  # noqa: BLE001 - the graph's code is still worth having
+            return f"# {reason}\n# no runnable repro: {type(e).__name__}: {e}\n{gm.code}"
+
     # The module as the failing step left it.
-    dumper.failed(reason, f"# {reason}\n{code}", (lambda: str(latest[-1])) if latest else None)
+    dumper.failed(reason, repro, (lambda: str(latest[-1])) if latest else None)
     if dumper.error is not None:  # e.g. a folder is a file, or the disk full
         return f"no dump written to {root}: {dumper.error}"
     return f"dumped to {dumper.folder}"

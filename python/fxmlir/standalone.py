@@ -94,8 +94,11 @@ def _class_source(gm: fx.GraphModule, class_name: str, imports: dict[str, str],
                               *forward, ""]))
 
 
-def standalone_source(gm: fx.GraphModule, title: str, when: str) -> str:
-    """The script of `gm` (graph `title`, `when` its round trip)."""
+def standalone_source(gm: fx.GraphModule, title: str, when: str,
+                      doc: list[str] | None = None, main: list[str] | None = None) -> str:
+    """The script of `gm` (graph `title`, `when` its round trip); `doc` and
+    `main` replace the docstring's body and the `__main__` block, which
+    prints what the graph returns on example_inputs()."""
     imports: dict[str, str] = {"torch": "import torch"}
     classes: list[str] = []
     _class_source(gm, "Graph", imports, classes)
@@ -103,18 +106,20 @@ def standalone_source(gm: fx.GraphModule, title: str, when: str) -> str:
               for n in gm.graph.nodes if n.op == "placeholder"]
     uses_fxmlir = any(str(getattr(n.target, "namespace", "")) == "fxmlir"
                       for n in gm.graph.nodes if n.op == "call_function")
-    header = [f'"""fxmlir: graph {title} {when} its round trip.',
-              "", "Runs on its own: `python <this file>` calls the graph on random inputs",
-              'of the recorded shapes and prints what it returns."""', ""]
+    doc = doc or ["Runs on its own: `python <this file>` calls the graph on random inputs",
+                  "of the recorded shapes and prints what it returns."]
+    header = [f'"""fxmlir: graph {title} {when} its round trip.', "", *doc[:-1],
+              f'{doc[-1]}"""', ""]
     if uses_fxmlir:
         imports["fxmlir.ops"] = "import fxmlir.ops  # noqa: F401 - registers torch.ops.fxmlir.*"
+    main = main or ["    outputs = Graph()(*example_inputs())",
+                    "    for index, output in enumerate(torch.utils._pytree.tree_leaves(outputs)):",
+                    "        shown = tuple(output.shape) if isinstance(output, torch.Tensor) "
+                    "else output",
+                    '        print(f"output {index}: {shown}")']
     main = ["def example_inputs() -> list:",
             "    return [", *(f"        {expr}," for expr in inputs), "    ]", "", "",
-            'if __name__ == "__main__":',
-            "    outputs = Graph()(*example_inputs())",
-            "    for index, output in enumerate(torch.utils._pytree.tree_leaves(outputs)):",
-            "        shown = tuple(output.shape) if isinstance(output, torch.Tensor) else output",
-            '        print(f"output {index}: {shown}")', ""]
+            'if __name__ == "__main__":', *main, ""]
     # Imports first, then the bindings of values that are no import.
     lines = sorted(set(imports.values()),
                    key=lambda line: (not line.startswith(("import ", "from ")), line))

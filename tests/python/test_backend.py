@@ -161,7 +161,7 @@ def test_injected_failure_falls_back(tmp_path, monkeypatch):
                                              r"ExportFailure: injected"):
         out = compiled(ids)
     assert torch.equal(out, expected)
-    assert list(tmp_path.glob("*/graph_*/*/failed-graph.py"))
+    assert list(tmp_path.glob("*/graph_*/*/repro.py"))
 
 
 def _dropout_mlp() -> nn.Module:

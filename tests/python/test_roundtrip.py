@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import re
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -227,7 +229,12 @@ def test_without_a_dump_dir_failures_go_to_the_documented_folder(tmp_path, monke
     assert folders, str(caught[0].message)
     folder = Path(folders[0])
     assert folder.parent.parent.parent == tmp_path / "fxmlir-failures"
-    assert (folder / "failed-graph.py").read_text().startswith("# ExportFailure: injected")
+    assert (folder / "repro.py").read_text().startswith("# ExportFailure: injected")
+    # The repro runs on its own; the injected failure is this process's only.
+    result = subprocess.run([sys.executable, "-m", "fxmlir", "repro", str(folder)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "the failure did not reproduce" in result.stdout
     readme = (Path(__file__).parents[2] / "README.md").read_text()
     assert "`fxmlir-failures` in Python's temporary directory" in readme
     assert "`/tmp/fxmlir-failures/<run>/graph_.../<stage>/`" in readme
@@ -244,3 +251,26 @@ def test_a_value_with_no_fxmlir_form_names_its_node():
                       r"\(.*quantize_per_tensor.*\): UnsupportedValue: dtype torch.qint8"):
         out = compiled(x)
     torch.testing.assert_close(out, quantized(x))
+
+
+def test_a_fallbacks_repro_reproduces_it_in_a_fresh_process(tmp_path):
+    def quantized(x: torch.Tensor) -> torch.Tensor:
+        q = torch.quantize_per_tensor(x, 0.1, 0, torch.qint8)
+        return q.dequantize() * 2.0
+
+    compiled = torch.compile(quantized, backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    with pytest.warns(FallbackWarning) as caught:
+        compiled(torch.randn(4, 8))
+    folder = re.findall(r"\(dumped to (\S+)\)", str(caught[0].message))[0]
+    assert folder.endswith("before_autodiff")
+    # The script alone (inputs of the recorded shapes, the run's settings)
+    # and the CLI around it both fail where the round trip failed.
+    for command in (["-m", "fxmlir", "repro", folder], [f"{folder}/repro.py"]):
+        result = subprocess.run([sys.executable, *command], capture_output=True, text=True,
+                                timeout=300)
+        assert result.returncode == 1, result.stdout
+        assert "ImportFailure: node 'quantize_per_tensor'" in result.stderr
+        assert "UnsupportedValue: dtype torch.qint8 has no fxmlir element type" in result.stderr
+    missing = subprocess.run([sys.executable, "-m", "fxmlir", "repro", str(tmp_path)],
+                             capture_output=True, text=True, timeout=300)
+    assert missing.returncode == 2 and "no repro.py" in missing.stderr
