@@ -114,7 +114,15 @@ static void mapToBlocks(linalg::GenericOp generic, const Combiner &combiner,
   Value rows = one;
   for (Value size : sizes)
     rows = arith::MulIOp::create(b, loc, rows, size);
-  Value threads = arith::ConstantIndexOp::create(b, loc, blockSize);
+  // Whole warps, no more than the row needs: a row of 16 takes one warp,
+  // not `blockSize` threads that mostly idle through the shuffles.
+  constexpr int64_t kWarp = 32;
+  Value warp = arith::ConstantIndexOp::create(b, loc, kWarp);
+  Value warps = b.createOrFold<arith::CeilDivUIOp>(
+      loc, b.createOrFold<arith::MaxUIOp>(loc, rowLength, one), warp);
+  Value threads = b.createOrFold<arith::MinUIOp>(
+      loc, b.createOrFold<arith::MulIOp>(loc, warps, warp),
+      arith::ConstantIndexOp::create(b, loc, blockSize));
   auto launch =
       gpu::LaunchOp::create(b, loc, rows, one, one, threads, one, one);
   auto function = generic->getParentOfType<func::FuncOp>();

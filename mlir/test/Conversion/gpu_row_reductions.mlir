@@ -4,15 +4,15 @@
 #row = affine_map<(d0, d1) -> (d0)>
 #col = affine_map<(d0, d1) -> (d1)>
 
-// A row sum: one block of 128 threads per row, each thread folding a strided
-// part of the row; the block's sum is folded into the output by thread 0.
+// A row sum: one block per row, of as many whole warps as the row of 64
+// needs (2, below the 128 allowed), each thread folding a strided part of
+// the row; the block's sum is folded into the output by thread 0.
 // CHECK-LABEL: func.func @row_sum
 // CHECK-SAME: (%[[X:.*]]: memref<?x64xf32>, %[[OUT:.*]]: memref<?xf32>)
-// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 // CHECK-DAG: %[[ROWS:.*]] = memref.dim %[[X]], %c0
-// CHECK: gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C128]]
+// CHECK: gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[THREADS:c64(_[0-9]+)?]],
 // CHECK: %[[ROW:.*]] = arith.remui %[[B]], %[[ROWS]]
-// CHECK: %[[PART:.*]] = scf.for %[[J:.*]] = %[[T]] to %{{.*}} step %[[C128]] iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32)
+// CHECK: %[[PART:.*]] = scf.for %[[J:.*]] = %[[T]] to %{{.*}} step %[[THREADS]] iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32)
 // CHECK: %[[V:.*]] = memref.load %[[X]][%[[ROW]], %[[J]]]
 // CHECK: %[[E:.*]] = math.exp %[[V]]
 // CHECK: arith.addf %[[E]], %[[ACC]]
@@ -43,6 +43,32 @@ func.func @row_max(%x: memref<8x64xf32>, %out: memref<8xf32>) {
   ^bb0(%in: f32, %acc: f32):
     %m = arith.maximumf %in, %acc : f32
     linalg.yield %m : f32
+  }
+  return
+}
+
+// Long rows take `block-size` threads; rows of unknown length the warps
+// they need, capped at it.
+// CHECK-LABEL: func.func @row_lengths
+// CHECK: threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128{{(_[0-9]+)?}},
+// CHECK: %[[N:.*]] = memref.dim %{{.*}}, %c1
+// CHECK: %[[ATLEAST1:.*]] = arith.maxui %[[N]], %c1
+// CHECK: %[[WARPS:.*]] = arith.ceildivui %[[ATLEAST1]], %[[C32:c32(_[0-9]+)?]]
+// CHECK: %[[WHOLE:.*]] = arith.muli %[[WARPS]], %[[C32]]
+// CHECK: %[[THREADS:.*]] = arith.minui %[[WHOLE]], %c128
+// CHECK: threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[THREADS]],
+func.func @row_lengths(%long: memref<8x1000xf32>, %any: memref<8x?xf32>, %out: memref<8xf32>) {
+  linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%long : memref<8x1000xf32>) outs(%out : memref<8xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%any : memref<8x?xf32>) outs(%out : memref<8xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
   }
   return
 }

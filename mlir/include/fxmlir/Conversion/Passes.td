@@ -164,13 +164,14 @@ def GpuRowReductions : Pass<"fxmlir-gpu-row-reductions", "::mlir::func::FuncOp">
     flavors) becomes a `gpu.launch` with one block per row: each thread
     folds a strided part of the row, `gpu.all_reduce` (warp shuffles, then
     shared memory) combines the threads, and thread 0 folds the result into
-    the output. Reads are coalesced and a row needs no more than
-    `block-size` threads, where the parallel-loop mapping would give each
-    row to one thread. Other linalg ops are left for that mapping.
+    the output. A block has as many whole warps as the row needs, at most
+    `block-size` threads (a row of 16 takes one warp). Reads are coalesced,
+    where the parallel-loop mapping would give each row to one thread.
+    Other linalg ops are left for that mapping.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
-           "Threads per row">,
+           "Most threads per row">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",
