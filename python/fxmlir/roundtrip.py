@@ -29,7 +29,7 @@ from fxmlir.importer import import_graph
 from fxmlir.opkinds import is_fused_op
 from fxmlir.report import RoundTripRecord
 from fxmlir.repro import repro_source
-from fxmlir.standalone import standalone_source
+from fxmlir.standalone import COMPARE_SOURCE, standalone_source
 
 # Codegen's pass: run after autodiff, not selected by name (config.codegen),
 # keeping the regions its cost model says beat eager's kernels.
@@ -138,6 +138,7 @@ def _round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     dumper.write("fx_before.py", lambda: standalone_source(gm, f"{graph_id}/{label}", "before"))
     dumper.write("fx_after.py",
                  lambda: standalone_source(exported, f"{graph_id}/{label}", "after"))
+    dumper.write("compare.py", COMPARE_SOURCE)
     dumper.finish(summary)
     logs.round_trip_done(RoundTripRecord.from_summary(summary), summary,
                          lambda: imported.text, lambda: str(module))

@@ -125,3 +125,50 @@ def standalone_source(gm: fx.GraphModule, title: str, when: str,
                    key=lambda line: (not line.startswith(("import ", "from ")), line))
     return "\n".join([*header, *lines, "", "",
                       "\n\n".join(classes), "", *main])
+
+
+# compare.py, beside a stage's fx_before.py and fx_after.py.
+COMPARE_SOURCE = '''"""fxmlir: runs fx_before.py's and fx_after.py's graphs on the same seeded
+inputs and prints how far apart each output is: `python compare.py`.
+Random ops draw the same seed in both, but fused dropouts draw their own
+masks unless the run had eager_random."""
+
+import importlib.util
+import pathlib
+
+import torch
+from torch.utils import _pytree as pytree
+
+
+def load(name: str):
+    path = pathlib.Path(__file__).with_name(name)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run(module, inputs: list) -> list:
+    torch.manual_seed(0)  # the same constants and random draws in both
+    graph = module.Graph()
+    # Each graph gets copies: a graph may update its inputs in place.
+    copies = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    return pytree.tree_leaves(graph(*copies))
+
+
+if __name__ == "__main__":
+    before, after = load("fx_before.py"), load("fx_after.py")
+    torch.manual_seed(0)
+    inputs = before.example_inputs()
+    largest = 0.0
+    for index, (a, b) in enumerate(zip(run(before, inputs), run(after, inputs))):
+        if not isinstance(a, torch.Tensor) or not a.is_floating_point() or a.numel() == 0:
+            print(f"output {index}: {a if not isinstance(a, torch.Tensor) else tuple(a.shape)}")
+            continue
+        diff = float((a.double() - b.double()).abs().max())
+        scale = float(a.double().abs().max()) or 1.0
+        largest = max(largest, diff)
+        print(f"output {index}: {tuple(a.shape)} {a.dtype}, max |after - before| = {diff:.3g} "
+              f"(relative {diff / scale:.3g})")
+    print(f"largest difference: {largest:.3g}")
+'''

@@ -5,6 +5,7 @@ when they cannot load; the dumped fx_after.py runs on its own."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -100,6 +101,16 @@ def test_dumped_fx_after_runs_on_its_own(tmp_path):
         assert "output 0: (4, 2)" in result.stdout or stage == "backward"
     assert "fused_bias_add_gelu" in next(tmp_path.glob("*/graph_*/forward/fx_after.py")) \
         .read_text()
+    # compare.py runs both scripts on the same seeded inputs: the fused
+    # graph computes what the original did.
+    for stage in ("before_autodiff", "forward", "backward"):
+        (script,) = tmp_path.glob(f"*/graph_*/{stage}/compare.py")
+        result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                                timeout=300, cwd=tmp_path)
+        assert result.returncode == 0, (stage, result.stderr)
+        largest = re.search(r"largest difference: (\S+)", result.stdout)
+        assert largest and float(largest.group(1)) < 1e-5, result.stdout
+        assert "output 0: " in result.stdout
 
 
 def test_optimize_refuses_a_torch_ir_graph():
