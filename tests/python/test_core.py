@@ -95,6 +95,50 @@ func.func @forward(%x: tensor<2x4xf32>, %b: tensor<4xf32>) -> (tensor<2x4xf32>, 
     assert "'has one use'" in site.reason and site.others == []
 
 
+_CPU = '#fxmlir.device<"cpu">'
+
+
+def test_explain_leaves_out_what_a_later_pass_fused_and_other_devices_patterns(context):
+    # On the CPU the GEMM epilogue (a CUDA pattern) does not take the GELU,
+    # the bias fusion after it does; the bias gradient's column sum is no
+    # site either (its fusion is CUDA's). Explain used to list both.
+    text = f"""
+func.func @forward(%x: tensor<2x4xf32, {_CPU}>, %b: tensor<4xf32, {_CPU}>)
+    -> (tensor<2x4xf32, {_CPU}>, tensor<1x4xf32, {_CPU}>) {{
+  %s = fxmlir.bias_add %x, %b {{axis = 1 : i64}}
+      : (tensor<2x4xf32, {_CPU}>, tensor<4xf32, {_CPU}>) -> tensor<2x4xf32, {_CPU}> loc("add")
+  %g = fxmlir.aten.gelu %s {{approximate = "tanh"}}
+      : (tensor<2x4xf32, {_CPU}>) -> tensor<2x4xf32, {_CPU}> loc("gelu")
+  %c = fxmlir.aten.sum.dim_IntList %x {{dim = array<i64: 0>, keepdim = true}}
+      : (tensor<2x4xf32, {_CPU}>) -> tensor<1x4xf32, {_CPU}> loc("colsum")
+  return %g, %c : tensor<2x4xf32, {_CPU}>, tensor<1x4xf32, {_CPU}>
+}}
+"""
+    module = context.parse(text)
+    assert module.explain_fusions("fxmlir-forward") == []
+    module.run_pipeline("fxmlir-forward")
+    assert "fxmlir.fused_bias_add_gelu" in str(module)
+
+
+def test_explain_names_patterns_whole(context):
+    # An eval-mode dropout after a bias: the dropout fusion, a template,
+    # is named with its argument (it was cut to "DropoutOp>").
+    text = f"""
+func.func @forward(%x: tensor<2x4xf32, {_CPU}>, %b: tensor<4xf32, {_CPU}>)
+    -> tensor<2x4xf32, {_CPU}> {{
+  %s = fxmlir.bias_add %x, %b {{axis = 1 : i64}}
+      : (tensor<2x4xf32, {_CPU}>, tensor<4xf32, {_CPU}>) -> tensor<2x4xf32, {_CPU}> loc("add")
+  %d = fxmlir.aten.dropout %s {{p = 0.1 : f64, train = false}}
+      : (tensor<2x4xf32, {_CPU}>) -> tensor<2x4xf32, {_CPU}> loc("dropout")
+  return %d : tensor<2x4xf32, {_CPU}>
+}}
+"""
+    (site,) = context.parse(text).explain_fusions("fxmlir-fuse-bias-add-dropout")
+    assert site.location == "dropout"
+    assert site.pattern == "FuseBiasDropout<DropoutOp>"
+    assert site.reason == "not a training dropout"
+
+
 @pytest.mark.parametrize("args, message", [
     ((None,), "parse\\(\\): text must be str, not NoneType"),
     ((123,), "parse\\(\\): text must be str, not int"),

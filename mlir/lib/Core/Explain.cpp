@@ -19,6 +19,9 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cctype>
+#include <set>
+
 using namespace mlir;
 using UnfusedSite = ::fxmlir::Module::UnfusedSite;
 
@@ -33,12 +36,29 @@ std::string locationName(Location loc) {
   return text;
 }
 
-/// "FuseBiasAddGeluPattern" for DRR's "mlir::fxmlir::(anonymous
-/// namespace)::FuseBiasAddGeluPattern".
+/// The pattern's name without namespaces, template arguments kept:
+/// "FuseBiasDropout<DropoutOp>" for "mlir::fxmlir::{anonymous}::
+/// FuseBiasDropout<mlir::fxmlir::DropoutOp>".
 std::string patternName(const Pattern &pattern) {
-  StringRef name = pattern.getDebugName();
-  size_t colon = name.rfind("::");
-  return (colon == StringRef::npos ? name : name.drop_front(colon + 2)).str();
+  std::string name = pattern.getDebugName().str();
+  // Anonymous namespaces as clang and GCC spell them.
+  for (StringRef scope : {"(anonymous namespace)::", "{anonymous}::"})
+    for (size_t at; (at = name.find(scope.str())) != std::string::npos;)
+      name.erase(at, scope.size());
+  // Each qualifier: the identifier before a "::", with the "::".
+  std::string result;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name.compare(i, 2, "::") == 0) {
+      while (!result.empty() &&
+             (std::isalnum(static_cast<unsigned char>(result.back())) ||
+              result.back() == '_'))
+        result.pop_back();
+      ++i;
+      continue;
+    }
+    result += name[i];
+  }
+  return result;
 }
 
 struct Attempt {
@@ -111,6 +131,9 @@ public:
       open.erase(it); // fused (its root is usually erased too)
       return;
     }
+    // A pattern for another device missed nothing here.
+    if (current.reason == mlir::fxmlir::kOtherDeviceReason)
+      return;
     std::vector<Attempt> &attempts = it->second.attempts;
     // The driver retries an op each time its neighbourhood changes.
     bool seen = llvm::any_of(attempts, [&](const Attempt &a) {
@@ -154,6 +177,17 @@ std::vector<UnfusedSite> Module::explainFusions(const std::string &pipeline) {
   pm.addInstrumentation(std::move(explainer));
   mlir::fxmlir::ScopedFusionListener scope(listener);
   runPassManager(pm, *impl->module, pipeline);
-  return std::move(listener->sites);
+  // A site a later pass fused (a GELU the GEMM epilogue left to the bias
+  // fusion) is gone by the end: only ops still there are unfused.
+  std::set<std::pair<std::string, std::string>> remaining;
+  impl->module->walk([&](Operation *op) {
+    remaining.emplace(op->getName().getStringRef().str(),
+                      locationName(op->getLoc()));
+  });
+  std::vector<UnfusedSite> sites;
+  for (UnfusedSite &site : listener->sites)
+    if (remaining.count({site.op, site.location}))
+      sites.push_back(std::move(site));
+  return sites;
 }
 } // namespace fxmlir

@@ -91,11 +91,13 @@ struct FuseLinearGeluPattern : OpRewritePattern<GeluOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GeluOp gelu,
                                 PatternRewriter &rewriter) const override {
+    if (!isCudaTensor(gelu.getSelf()))
+      return rewriter.notifyMatchFailure(gelu, kOtherDeviceReason);
     if (gelu.getApproximate() != "tanh")
       return rewriter.notifyMatchFailure(gelu, "cuBLASLt's GELU is tanh's");
     auto sum = gelu.getSelf().getDefiningOp<BiasAddOp>();
-    if (!isSingleUse(sum) || !isCudaTensor(sum.getX()))
-      return rewriter.notifyMatchFailure(gelu, "no single-use CUDA bias_add");
+    if (!isSingleUse(sum))
+      return rewriter.notifyMatchFailure(gelu, "no single-use bias_add");
     int64_t rank = sum.getType().getRank();
     if (::fxmlir::normalizeDim(sum.getAxis(), rank) != rank - 1)
       return rewriter.notifyMatchFailure(gelu, "bias is not on the last dim");
@@ -134,8 +136,10 @@ struct FuseLinearGeluGradMmPattern : OpRewritePattern<FusedLinearGeluGradOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FusedLinearGeluGradOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getApproximate() != "tanh" || !isCudaTensor(op.getX()))
-      return rewriter.notifyMatchFailure(op, "no CUDA tanh GELU gradient");
+    if (!isCudaTensor(op.getX()))
+      return rewriter.notifyMatchFailure(op, kOtherDeviceReason);
+    if (op.getApproximate() != "tanh")
+      return rewriter.notifyMatchFailure(op, "no tanh GELU gradient");
     Operation *view = nullptr;
     MmOp mm = productOf(op.getGrad(), view);
     if (!mm)
@@ -168,12 +172,13 @@ struct FuseLinearWeightBiasGradPattern : OpRewritePattern<SumDimIntListOp> {
   LogicalResult matchAndRewrite(SumDimIntListOp sum,
                                 PatternRewriter &rewriter) const override {
     Value grad = sum.getSelf();
+    if (!isCudaTensor(grad))
+      return rewriter.notifyMatchFailure(sum, kOtherDeviceReason);
     auto gradType = cast<RankedTensorType>(grad.getType());
     std::optional<ArrayRef<int64_t>> dims = sum.getDim();
     if (gradType.getRank() != 2 || !dims || dims->size() != 1 ||
-        ::fxmlir::normalizeDim((*dims)[0], 2) != 0 || sum.getDtypeAttr() ||
-        !isCudaTensor(grad))
-      return rewriter.notifyMatchFailure(sum, "no column sum of a CUDA matrix");
+        ::fxmlir::normalizeDim((*dims)[0], 2) != 0 || sum.getDtypeAttr())
+      return rewriter.notifyMatchFailure(sum, "no column sum of a matrix");
     MmOp weightGrad;
     for (Operation *user : grad.getUsers())
       if (auto t = dyn_cast<TOp>(user))

@@ -13,6 +13,11 @@
 
 namespace mlir::fxmlir {
 
+/// The match-failure reason of a pattern written for one device on another
+/// device's ops: no fusion was missed there, so explain leaves it out.
+inline constexpr llvm::StringLiteral kOtherDeviceReason =
+    "the pattern is for another device";
+
 /// The greedy driver's default config, with the listener a
 /// ScopedFusionListener installed on this thread, if any.
 GreedyRewriteConfig fusionRewriteConfig();
