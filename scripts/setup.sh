@@ -7,11 +7,15 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
               libgtest-dev graphviz zlib1g-dev libzstd-dev ninja-build cmake g++)
-# torch pinned: this version is a CPU build on local disk; an unpinned torch
-# would download a multi-GB CUDA build. transformers (the model zoo of
-# tests/python/test_models.py) is resolved together with the pinned torch,
-# so it cannot pull another one. setuptools 77+ writes License-Expression.
-PIP_PACKAGES=(torch==2.13.0 pybind11==3.1.0 pytest==9.0.3 lit numpy "setuptools>=77" packaging
+# A torch already installed that fxmlir supports (a CUDA build, say) is kept;
+# only without one is torch pinned (scripts/torch_requirement.py: 2.13.0, a
+# CPU build on local disk; an unpinned torch would download a CUDA build).
+# transformers (the model zoo of tests/python/test_models.py) is resolved
+# together with that torch, so it cannot pull another one. setuptools 77+
+# writes License-Expression.
+TORCH=$(python3 scripts/torch_requirement.py)
+echo "setup: $TORCH"
+PIP_PACKAGES=("$TORCH" pybind11==3.1.0 pytest==9.0.3 lit numpy "setuptools>=77" packaging
               transformers==5.23.0)
 
 missing=()

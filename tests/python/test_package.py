@@ -80,3 +80,17 @@ def test_backend_documents_and_types_every_option():
     doc = inspect.getdoc(fxmlir.backend)
     assert all(f"\n{name}: " in doc for name in OPTIONS)
     assert "Unpack[BackendOptions]" in str(inspect.signature(fxmlir.backend))
+
+
+@pytest.mark.parametrize("installed, requirement", [
+    ("2.11.0+cu130", "torch==2.11.0+cu130"),  # a supported CUDA build stays
+    ("2.13.0", "torch==2.13.0"),
+    ("2.10.1", "torch==2.13.0"),  # unsupported: the pinned CPU build
+    ("2.14.0", "torch==2.13.0"),
+    ("none", "torch==2.13.0"),
+])
+def test_setup_keeps_a_supported_torch(installed, requirement):
+    script = Path(__file__).parents[2] / "scripts" / "torch_requirement.py"
+    result = subprocess.run([sys.executable, str(script), installed], capture_output=True,
+                            text=True, check=True)
+    assert result.stdout.strip() == requirement
