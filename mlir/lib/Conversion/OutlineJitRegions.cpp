@@ -196,7 +196,42 @@ static std::string regionName(ArrayRef<Operation *> region) {
   return result;
 }
 
-static void outline(ArrayRef<Operation *> region, SymbolTable &symbols) {
+/// The outlined functions of a module by their text under one name: a
+/// region equal to an earlier one (the same layer again) calls its
+/// function, so the JIT compiles it once.
+class OutlinedFunctions {
+public:
+  explicit OutlinedFunctions(ModuleOp module) : symbols(module) {}
+
+  /// `func`'s symbol: its own once inserted, or that of an equal function
+  /// outlined before, in which case `func` is erased.
+  StringAttr add(func::FuncOp func) {
+    std::string key = keyOf(func);
+    auto [found, inserted] = byKey.try_emplace(key, func);
+    if (!inserted) {
+      func.erase();
+      return found->second.getSymNameAttr();
+    }
+    symbols.insert(func);
+    return func.getSymNameAttr();
+  }
+
+private:
+  static std::string keyOf(func::FuncOp func) {
+    StringAttr name = func.getSymNameAttr();
+    func.setSymName("jit");
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    func.print(os, OpPrintingFlags().useLocalScope());
+    func.setSymNameAttr(name);
+    return text;
+  }
+
+  SymbolTable symbols;
+  llvm::StringMap<func::FuncOp> byKey;
+};
+
+static void outline(ArrayRef<Operation *> region, OutlinedFunctions &functions) {
   llvm::SmallPtrSet<Operation *, 16> members(region.begin(), region.end());
   // Inputs in order of first use; None comes from fxmlir.none, cloned in.
   llvm::SetVector<Value> inputs;
@@ -226,7 +261,6 @@ static void outline(ArrayRef<Operation *> region, SymbolTable &symbols) {
       builder, last->getLoc(), regionName(region),
       FunctionType::get(ctx, types(inputs), types(outputs)));
   func.setPrivate();
-  symbols.insert(func);
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToStart(body);
   IRMapping mapping;
@@ -243,9 +277,10 @@ static void outline(ArrayRef<Operation *> region, SymbolTable &symbols) {
       llvm::to_vector(llvm::map_range(
           outputs, [&](Value value) { return mapping.lookup(value); })));
 
+  StringAttr callee = functions.add(func);
   builder.setInsertionPointAfter(last);
   auto jit = MlirJitOp::create(builder, last->getLoc(), types(outputs),
-                               func.getSymName(), inputs.getArrayRef());
+                               callee.getValue(), inputs.getArrayRef());
   for (auto [output, replacement] : llvm::zip(outputs, jit.getResults()))
     output.replaceAllUsesWith(replacement);
   llvm::SetVector<Operation *> nones;
@@ -268,7 +303,7 @@ struct OutlineJitRegionsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SymbolTable symbols(module);
+    OutlinedFunctions functions(module);
     // Graph functions are public; outlined functions are private and are
     // not outlined again.
     SmallVector<func::FuncOp> graphs;
@@ -277,7 +312,7 @@ struct OutlineJitRegionsPass
         graphs.push_back(func);
     for (func::FuncOp func : graphs)
       for (Block &block : func.getBody())
-        outlineBlock(block, symbols);
+        outlineBlock(block, functions);
   }
 
   /// Whether the op lowers and lives on a device type regions may run on.
@@ -293,7 +328,7 @@ struct OutlineJitRegionsPass
     return true;
   }
 
-  void outlineBlock(Block &block, SymbolTable &symbols) {
+  void outlineBlock(Block &block, OutlinedFunctions &functions) {
     RegionBuilder builder(block);
     for (Operation &op : block)
       if (isCandidate(&op))
@@ -313,7 +348,7 @@ struct OutlineJitRegionsPass
         if (!cost.pays())
           continue;
       }
-      outline(region, symbols);
+      outline(region, functions);
       changed = true;
     }
     // Users of a region's results may precede its last op: move them below
