@@ -30,12 +30,9 @@ class ExportFailure(RuntimeError):
 
 class _GraphBuilder:
     def __init__(self, imported: ImportedGraph, original: fx.GraphModule,
-                 jit_functions: Mapping[str, str],
-                 region_outputs: Mapping[str, list[tuple[str, int] | None]]) -> None:
+                 jit_functions: Mapping[str, str]) -> None:
         self.imported = imported
         self.jit_functions = jit_functions
-        # Outlined function -> the original node each of its results stands for.
-        self.region_outputs = region_outputs
         self.original = {n.name: n for n in original.graph.nodes}
         self.graph_fake_modes = [
             v.fake_mode for n in original.graph.nodes
@@ -73,7 +70,7 @@ class _GraphBuilder:
                 torch.ops.fxmlir.mlir_jit.default,
                 (self.jit_functions[callee], callee, operands), name=callee)
             self._bind(node, op, single=False)
-            self._restore_layouts(op, self.region_outputs.get(callee, []))
+            self._restore_layouts(op, _result_nodes(op))
             return
         if name == "fxmlir.call":
             target = op["attributes"]["target"]["str"]
@@ -209,15 +206,14 @@ def _dense_order(tensor: torch.Tensor) -> list[int] | None:
     return order
 
 
-def _region_outputs(function: dict) -> list[tuple[str, int] | None]:
-    """For each result of an outlined function, the FX node name and result
-    index of the op that computes it (None for a returned argument)."""
-    defined: dict[int, tuple[str, int]] = {}
-    for op in function["ops"]:
-        for index, result in enumerate(op["results"]):
-            if "loc" in op:
-                defined[result["id"]] = (op["loc"], index)
-    return [defined.get(i) for i in function["returns"]]
+def _result_nodes(op: dict) -> list[tuple[str, int] | None]:
+    """For each result of an mlir_jit op, the FX node name and result index
+    of the op it replaced, as the outliner recorded them at this call (None
+    where that op had no name)."""
+    recorded = op["attributes"].get("fxmlir.result_nodes")
+    if recorded is None:
+        return []
+    return [(name, index) if name else None for name, index in attrs.decode(recorded)]
 
 
 def _is_tensor_node(value: Any) -> bool:
@@ -233,9 +229,7 @@ def export_graph(module_json: dict, imported: ImportedGraph, original: fx.GraphM
     `jit_functions` holds the text of the regions its mlir_jit ops call."""
     (function,) = [f for f in module_json["functions"] if f["name"] == imported.func_name]
     jit_functions = jit_functions or {}
-    region_outputs = {f["name"]: _region_outputs(f) for f in module_json["functions"]
-                      if f["name"] in jit_functions}
-    builder = _GraphBuilder(imported, original, jit_functions, region_outputs)
+    builder = _GraphBuilder(imported, original, jit_functions)
     placeholders = [n for n in original.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(function["arguments"]):
         raise ExportFailure(f"@{imported.func_name} has {len(function['arguments'])} "

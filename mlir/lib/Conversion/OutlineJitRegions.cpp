@@ -168,6 +168,10 @@ private:
 };
 } // namespace
 
+/// On each fxmlir.mlir_jit op: [FX node name, result index] of the op each
+/// result replaced ("" where it had no name).
+static constexpr llvm::StringLiteral kResultNodesAttr = "fxmlir.result_nodes";
+
 /// "add", "softmax", "silu": what a region's function name says of an op.
 static std::string shortName(Operation *op) {
   StringRef name = op->getName().getStringRef();
@@ -281,6 +285,17 @@ static void outline(ArrayRef<Operation *> region, OutlinedFunctions &functions) 
   builder.setInsertionPointAfter(last);
   auto jit = MlirJitOp::create(builder, last->getLoc(), types(outputs),
                                callee.getValue(), inputs.getArrayRef());
+  // Which node each result stands for, at this call: regions sharing a
+  // function may stand for nodes whose layouts differ, which the exporter
+  // restores.
+  SmallVector<Attribute> resultNodes;
+  for (Value output : outputs) {
+    auto name = dyn_cast<NameLoc>(output.getDefiningOp()->getLoc());
+    resultNodes.push_back(builder.getArrayAttr(
+        {name ? Attribute(name.getName()) : builder.getStringAttr(""),
+         builder.getI64IntegerAttr(cast<OpResult>(output).getResultNumber())}));
+  }
+  jit->setAttr(kResultNodesAttr, builder.getArrayAttr(resultNodes));
   for (auto [output, replacement] : llvm::zip(outputs, jit.getResults()))
     output.replaceAllUsesWith(replacement);
   llvm::SetVector<Operation *> nones;

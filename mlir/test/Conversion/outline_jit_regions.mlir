@@ -219,19 +219,22 @@ func.func @cpu_only(%x: tensor<8x64xf32, #fxmlir.device<"cpu">>, %y: tensor<8x64
 
 // Equal regions (the same layer twice) call one function: the JIT compiles
 // it once. A region that differs (another constant) gets its own.
+// Each call names the nodes its results stand for (their layouts may differ).
 // CHECK-LABEL: func.func @equal_regions
 // CHECK: %[[FIRST:.*]] = fxmlir.mlir_jit @jit_add_tanh(
+// CHECK-SAME: fxmlir.result_nodes = {{\[\["first", 0\]\]}}
 // CHECK: fxmlir.mlir_jit @jit_add_tanh(%[[FIRST]]
+// CHECK-SAME: fxmlir.result_nodes = {{\[\["second", 0\]\]}}
 // CHECK: fxmlir.mlir_jit @jit_add_tanh_0(
 // CHECK: func.func private @jit_add_tanh(
 // CHECK: func.func private @jit_add_tanh_0(
 // CHECK-NOT: func.func private
 func.func @equal_regions(%a: !t, %b: !t) -> !t {
   %0 = fxmlir.aten.add.Tensor %a, %b {alpha = 1 : i64} : (!t, !t) -> !t
-  %1 = fxmlir.aten.tanh %0 : (!t) -> !t
+  %1 = fxmlir.aten.tanh %0 : (!t) -> !t loc("first")
   %2 = fxmlir.aten.mm %1, %b : (!t, !t) -> !t
   %3 = fxmlir.aten.add.Tensor %1, %2 {alpha = 1 : i64} : (!t, !t) -> !t
-  %4 = fxmlir.aten.tanh %3 : (!t) -> !t
+  %4 = fxmlir.aten.tanh %3 : (!t) -> !t loc("second")
   %5 = fxmlir.aten.mm %4, %b : (!t, !t) -> !t
   %6 = fxmlir.aten.add.Tensor %4, %5 {alpha = 2 : i64} : (!t, !t) -> !t
   %7 = fxmlir.aten.tanh %6 : (!t) -> !t
