@@ -1,8 +1,9 @@
 """The op graph of a module as Graphviz dot, from the core's JSON form.
 
-Nodes are named after the FX nodes (ops' locations) and placeholders, with
-parameter names where known; every value carries its full type; fused ops
-and JIT regions are filled, opaque calls dashed.
+Nodes are named after the FX nodes (ops' locations) and placeholders,
+parameters after their module path (the FX name on hover); every value
+carries its full type; fused ops and JIT regions (naming their function) are
+filled, opaque calls dashed, as a legend says.
 """
 
 from __future__ import annotations
@@ -17,6 +18,21 @@ _JIT = 'style="rounded,filled", fillcolor="#ce93d8"'
 _OPAQUE = 'style="rounded,dashed", color="#757575"'
 _PLAIN = 'style="rounded"'
 _INPUT = 'shape=ellipse, style=filled, fillcolor="#e3f2fd"'
+
+
+# What the fills and borders mean, drawn beside the graph.
+_LEGEND = [
+    '  subgraph cluster_legend {',
+    '    label="legend"; fontname="monospace"; fontsize=10; color="#bdbdbd";',
+    f'    legend_input [label="input / parameter", {_INPUT}];',
+    f'    legend_plain [label="ATen op", {_PLAIN}];',
+    f'    legend_fused [label="fused op (fxmlir.fused_*)", {_FUSED}];',
+    f'    legend_jit [label="JIT region (@function)", {_JIT}];',
+    f'    legend_opaque [label="opaque call (no typed op)", {_OPAQUE}];',
+    '    legend_input -> legend_plain -> legend_fused -> legend_jit -> legend_opaque '
+    '[style=invis];',
+    '  }',
+]
 
 
 def type_text(ty: dict[str, Any]) -> str:
@@ -35,7 +51,9 @@ def _quote(text: str) -> str:
 
 
 def _attribute_text(value: dict[str, Any]) -> str | None:
-    for kind in ("int", "float", "str", "bool", "dtype", "device"):
+    if "float" in value:  # p=0.1, not the double's 17 digits
+        return f"{float(value['float']):.6g}"
+    for kind in ("int", "str", "bool", "dtype", "device"):
         if kind in value:
             return str(value[kind])
     if "ints" in value:
@@ -48,6 +66,8 @@ def _op_label(op: dict[str, Any]) -> str:
     lines = [name, op["name"]]
     if op["name"] == OPAQUE_CALL:
         lines.append(op["attributes"]["target"]["str"])
+    elif op["name"] == JIT_OP:  # the outlined function it runs
+        lines.append("@" + op["attributes"]["callee"]["symbol"])
     else:
         attrs = [f"{k}={text}" for k, v in op["attributes"].items()
                  if (text := _attribute_text(v)) is not None]
@@ -73,14 +93,15 @@ def function_dot(function: dict[str, Any], argument_names: Sequence[str] = (),
     input_names = input_names or {}
     lines = [f"digraph {_quote(function['name'])} {{",
              '  node [shape=box, fontname="monospace", fontsize=10];',
-             '  edge [color="#616161"];']
+             '  edge [color="#616161"];', *_LEGEND]
     source: dict[int, tuple[str, int, int]] = {}  # value id -> (node, result, results)
     for index, argument in enumerate(function["arguments"]):
         name = argument_names[index] if index < len(argument_names) else f"%arg{index}"
-        label = name + (f" ({input_names[name]})" if name in input_names else "")
+        # A parameter by its module path; its FX name (the .mlir's) on hover.
+        label = input_names.get(name, name)
         node = f"arg{index}"
         lines.append(f"  {node} [label={_quote(label + chr(10) + type_text(argument['type']))},"
-                     f" {_INPUT}];")
+                     f" tooltip={_quote(name)}, {_INPUT}];")
         source[argument["id"]] = (node, 0, 1)
     for index, op in enumerate(function["ops"]):
         node = f"op{index}"

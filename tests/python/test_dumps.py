@@ -261,3 +261,21 @@ def test_mlir_dumps_keep_the_fx_names(tmp_path):
         text = dump.read_text()
         assert "%primals_1" in text and "%addmm" in text, dump.name
         assert "%arg0" not in text, dump.name
+
+
+def test_op_graph_has_a_legend_short_labels_and_named_regions(tmp_path):
+    # Labels were FX names with the parameter in parentheses, floats had 17
+    # digits (p=0.10000000000000001), JIT nodes did not say their function.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Dropout(0.1), nn.Linear(16, 4))
+    compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    x = torch.randn(4, 8)
+    compiled(x).mul(2.0).sigmoid().sum().backward()
+    before = next(tmp_path.glob("*/graph_*/before_autodiff/graph.dot")).read_text()
+    assert "cluster_legend" in before and "JIT region (@function)" in before
+    assert '"0.weight' in before  # a parameter's label starts with its module path
+    assert "p=0.1," in before.replace("\\l", ",") and "0.10000000000000001" not in before
+    jit_labels = [line for stage in ("forward", "backward")
+                  for line in next(tmp_path.glob(f"*/graph_*/{stage}/graph.dot"))
+                  .read_text().splitlines() if "fxmlir.mlir_jit" in line]
+    assert jit_labels and all("@jit_" in line for line in jit_labels)
