@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -105,6 +106,23 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _region(args: argparse.Namespace) -> int:
+    from fxmlir.report import read_text
+
+    text = read_text(Path(args.mlir))
+    names = re.findall(r"func\.func private @(\w+)\(", text)
+    if args.function is None:
+        print("\n".join(names) if names else f"{args.mlir}: no JIT region")
+        return 0
+    if args.function not in names:
+        raise UsageError(f"{args.mlir}: no JIT region @{args.function}; its regions: "
+                         f"{', '.join(names) or 'none'}")
+    start = text.index(f"func.func private @{args.function}(")
+    end = text.index("\n  }\n", start) + len("\n  }\n")
+    print(text[start:end], end="")
+    return 0
+
+
 def _repro(args: argparse.Namespace) -> int:
     script = Path(args.folder) / "repro.py"
     if not script.is_file():
@@ -139,6 +157,12 @@ def parser() -> argparse.ArgumentParser:
     explain.add_argument("script")
     explain.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     explain.set_defaults(run=_explain)
+    region = commands.add_parser(
+        "region", help="the JIT regions of a dumped .mlir file, or one region's function "
+                       "alone (the input `fxmlir-opt --fxmlir-jit-cpu` lowers)")
+    region.add_argument("mlir", help="a dumped .mlir file (final.mlir)")
+    region.add_argument("function", nargs="?", help="a region's function, e.g. jit_add_mul")
+    region.set_defaults(run=_region)
     repro = commands.add_parser(
         "repro", help="run a failed round trip's repro.py: the graph's round trip again")
     repro.add_argument("folder", help="the stage folder a FallbackWarning names")

@@ -257,3 +257,27 @@ def test_explain_names_the_closest_pattern_and_the_failed_check(tmp_path):
     assert len(lines) == 2, result.stdout
     for line in lines:
         assert "gelu " in line and "'has one use'" in line
+
+
+def test_region_takes_a_jit_function_out_of_a_dump_for_fxmlir_opt(tmp_path):
+    # docs/jit-regions.md's recipe ran the JIT pipeline on a whole dump,
+    # which fails on its first GEMM or view; one region's function lowers.
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
+    compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    compiled(torch.randn(4, 8)).mul(2.0).sigmoid().sum().backward()
+    final = next(tmp_path.glob("*/graph_*/backward/final.mlir"))
+    listed = fxmlir_cli("region", str(final))
+    assert listed.returncode == 0, listed.stderr
+    names = listed.stdout.split()
+    assert names and all(n.startswith("jit_") for n in names)
+    region = fxmlir_cli("region", str(final), names[0])
+    assert region.returncode == 0 and region.stdout.startswith(f"func.func private @{names[0]}(")
+    opt = Path(fxmlir.__file__).with_name("fxmlir-opt")
+    lowered = subprocess.run([str(opt), "-", "--fxmlir-jit-cpu"], input=region.stdout,
+                             capture_output=True, text=True, timeout=300)
+    assert lowered.returncode == 0, lowered.stderr
+    assert "llvm.func" in lowered.stdout
+    missing = fxmlir_cli("region", str(final), "jit_nothing")
+    assert missing.returncode == 2 and "no JIT region @jit_nothing" in missing.stderr
