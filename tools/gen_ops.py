@@ -365,6 +365,9 @@ def main(argv: list[str] | None = None) -> int:
 
     for path, text in files.items():
         target = args.root / path
+        # An unchanged file keeps its time stamp: the build recompiles nothing.
+        if target.exists() and target.read_text() == text:
+            continue
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
     print(f"wrote {len(files)} files: {len(schema.typed_aten_ops())} ATen ops, "
