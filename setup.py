@@ -84,6 +84,8 @@ setup(
     license_files=["LICENSE"],
     python_requires=">=3.10",
     install_requires=[built_against_torch()],
+    # pip install 'fxmlir[benchmarks]': python -m benchmarks draws its chart.
+    extras_require={"benchmarks": ["matplotlib"]},
     packages=["fxmlir"],
     package_dir={"": "python"},
     package_data={"fxmlir": ["py.typed"]},  # PEP 561: the package has type hints

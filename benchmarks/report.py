@@ -134,7 +134,8 @@ def section(device: str, run: dict[str, Any]) -> str:
     if run.get("chart"):
         out.append(f"![{DEVICES[device]} speedups over eager]({run['chart']})\n")
     else:
-        out.append("No chart: matplotlib is not installed where this ran.\n")
+        out.append("No chart: matplotlib is not installed where this ran "
+                   "(`pip install 'fxmlir[benchmarks]'` installs it).\n")
     return "\n".join(out)
 
 
