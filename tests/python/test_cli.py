@@ -201,7 +201,8 @@ def test_show_prints_the_dot_with_fx_names(dump):
     assert result.returncode == 0, result.stderr
     dot = result.stdout
     assert dot.startswith("digraph")
-    assert "primals_1 (0.weight)" in dot  # the parameter's name in the model
+    # The parameter labelled by its name in the model, its FX name on hover.
+    assert '"0.weight\\l' in dot and 'tooltip="primals_1"' in dot
     assert "tensor<4x16xf32, cpu>" in dot  # full types
     assert "fxmlir.fused_bias_add_gelu" in dot and "#ffcc80" in dot  # fused, highlighted
 
