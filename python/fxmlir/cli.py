@@ -117,9 +117,9 @@ def _region(args: argparse.Namespace) -> int:
     if args.function not in names:
         raise UsageError(f"{args.mlir}: no JIT region @{args.function}; its regions: "
                          f"{', '.join(names) or 'none'}")
-    start = text.index(f"func.func private @{args.function}(")
-    end = text.index("\n  }\n", start) + len("\n  }\n")
-    print(text[start:end], end="")
+    from fxmlir.jit import function_text
+
+    print(function_text(text, args.function), end="")
     return 0
 
 

@@ -1,5 +1,7 @@
 //===- GpuRowReductions.cpp - one GPU block per reduced row ---------------===//
 
+#include "LoopIndices.h"
+
 #include "fxmlir/Conversion/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -85,20 +87,6 @@ static bool isRowReduction(linalg::GenericOp generic) {
       if (!isa<AffineDimExpr, AffineConstantExpr>(expr))
         return false;
   return true;
-}
-
-/// `map` applied to the loop indices.
-static SmallVector<Value> indicesOf(OpBuilder &b, Location loc, AffineMap map,
-                                    ArrayRef<Value> loops) {
-  SmallVector<Value> indices;
-  for (AffineExpr expr : map.getResults()) {
-    if (auto dim = dyn_cast<AffineDimExpr>(expr))
-      indices.push_back(loops[dim.getPosition()]);
-    else
-      indices.push_back(arith::ConstantIndexOp::create(
-          b, loc, cast<AffineConstantExpr>(expr).getValue()));
-  }
-  return indices;
 }
 
 static void mapToBlocks(linalg::GenericOp generic, const Combiner &combiner,

@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoopIndices.h"
+
 #include "fxmlir/Conversion/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -68,20 +70,6 @@ bool isElementwise(linalg::GenericOp generic) {
       if (!isa<AffineDimExpr, AffineConstantExpr>(expr))
         return false;
   return generic.getBody()->getOps<linalg::IndexOp>().empty();
-}
-
-/// `map` applied to the loop indices.
-SmallVector<Value> indicesOf(OpBuilder &b, Location loc, AffineMap map,
-                             ArrayRef<Value> loops) {
-  SmallVector<Value> indices;
-  for (AffineExpr expr : map.getResults()) {
-    if (auto dim = dyn_cast<AffineDimExpr>(expr))
-      indices.push_back(loops[dim.getPosition()]);
-    else
-      indices.push_back(arith::ConstantIndexOp::create(
-          b, loc, cast<AffineConstantExpr>(expr).getValue()));
-  }
-  return indices;
 }
 
 class Vectorizer {

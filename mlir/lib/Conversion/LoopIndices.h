@@ -1,0 +1,33 @@
+//===- LoopIndices.h - a linalg operand's indices in a loop nest -*- C++ -*-===//
+//
+// The GPU mappings of linalg.generic (row reductions, vectorized
+// elementwise kernels) address each operand through its indexing map.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FXMLIR_CONVERSION_LOOPINDICES_H
+#define FXMLIR_CONVERSION_LOOPINDICES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::fxmlir {
+
+/// `map` (loop dims and constants only) applied to the loop indices.
+inline SmallVector<Value> indicesOf(OpBuilder &b, Location loc, AffineMap map,
+                                    ArrayRef<Value> loops) {
+  SmallVector<Value> indices;
+  for (AffineExpr expr : map.getResults()) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr))
+      indices.push_back(loops[dim.getPosition()]);
+    else
+      indices.push_back(arith::ConstantIndexOp::create(
+          b, loc, cast<AffineConstantExpr>(expr).getValue()));
+  }
+  return indices;
+}
+
+} // namespace mlir::fxmlir
+
+#endif // FXMLIR_CONVERSION_LOOPINDICES_H
