@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import warnings
 
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 import fxmlir
 import fxmlir.jit
@@ -167,3 +169,112 @@ def test_region_results_keep_the_layout_later_views_need():
     torch.testing.assert_close(out, ref)
     assert out.stride() == ref.stride()
     torch.testing.assert_close(grad, grad_eager)
+
+
+def ops_outside_regions(dump_dir, stage: str) -> dict[str, int]:
+    """Op names in the graph function of a stage's final module: what JIT
+    regions left to eager kernels (outlined functions are private)."""
+    (final,) = dump_dir.glob(f"*/*/{stage}/final.mlir")
+    graph = final.read_text().split("func.func private")[0]
+    names = re.findall(r'^\s*(?:%[^=]+=\s*)?"?(fxmlir\.[\w.]+)"?(?:\s*"([\w:.]+)")?',
+                       graph, flags=re.MULTILINE)
+    counts: dict[str, int] = {}
+    for name, target in names:
+        key = f"{name} {target}" if target else name
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+class RotaryAttentionInput(nn.Module):
+    """LLaMA's query path up to attention: a projection split into heads,
+    rotated by a rotary embedding (slices, neg, cat), heads merged back for
+    the next GEMM (transpose, contiguous copy)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(32, 32, bias=False)
+        angles = torch.arange(12.0)[:, None] * torch.arange(1.0, 9.0)[None, :] / 8
+        self.register_buffer("cos", torch.cat((angles, angles), -1).cos())
+        self.register_buffer("sin", torch.cat((angles, angles), -1).sin())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, seq, width = x.shape
+        heads = self.proj(x).view(batch, seq, 2, 16).transpose(1, 2)
+        rotated = torch.cat((-heads[..., 8:], heads[..., :8]), dim=-1)
+        heads = heads * self.cos + rotated * self.sin
+        return heads.transpose(1, 2).contiguous().view(batch, seq, width) @ self.proj.weight
+
+
+def test_rotary_embedding_runs_inside_regions_forward_and_backward(tmp_path):
+    torch.manual_seed(0)
+    model = RotaryAttentionInput()
+    eager = copy.deepcopy(model)
+    compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    x = torch.randn(2, 12, 32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        out = compiled(x)
+        out.square().sum().backward()
+    ref = eager(x)
+    ref.square().sum().backward()
+    torch.testing.assert_close(out, ref)
+    torch.testing.assert_close(model.proj.weight.grad, eager.proj.weight.grad)
+    forward = ops_outside_regions(tmp_path, "forward")
+    backward = ops_outside_regions(tmp_path, "backward")
+    assert forward.get("fxmlir.mlir_jit", 0) >= 1 and backward.get("fxmlir.mlir_jit", 0) >= 1
+    moved = ("fxmlir.aten.neg", "fxmlir.aten.cat", "fxmlir.aten.clone",
+             "fxmlir.call aten::slice_backward.default", "fxmlir.aten.mul.Tensor")
+    assert not [op for op in moved if op in forward], forward
+    assert not [op for op in moved if op in backward], backward
+
+
+class Classifier(nn.Module):
+    def __init__(self, reduction: str) -> None:
+        super().__init__()
+        self.head = nn.Linear(32, 50, bias=False)
+        self.reduction = reduction
+
+    def forward(self, x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        loss = F.cross_entropy(self.head(x), target, reduction=self.reduction)
+        return loss if self.reduction != "none" else loss.sum()
+
+
+@pytest.mark.parametrize("reduction,autocast", [("mean", False), ("sum", False),
+                                                ("none", False), ("mean", True)])
+def test_cross_entropy_backward_runs_inside_a_region(tmp_path, reduction, autocast):
+    torch.manual_seed(0)
+    model = Classifier(reduction)
+    eager = copy.deepcopy(model)
+    compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    x = torch.randn(64, 32)
+    target = torch.randint(0, 50, (64,))
+    target[::7] = -100  # ignored rows get no gradient
+    with warnings.catch_warnings(), torch.autocast("cpu", torch.bfloat16, enabled=autocast):
+        warnings.simplefilter("error", FallbackWarning)
+        loss = compiled(x, target)
+        loss.backward()
+        ref = eager(x, target)
+        ref.backward()
+    torch.testing.assert_close(loss, ref)
+    torch.testing.assert_close(model.head.weight.grad, eager.head.weight.grad)
+    backward = ops_outside_regions(tmp_path, "backward")
+    assert backward.get("fxmlir.mlir_jit", 0) == 1, backward
+    assert "fxmlir.aten.nll_loss_backward" not in backward
+    assert "fxmlir.aten._log_softmax_backward_data" not in backward
+
+
+def test_nll_loss_with_class_weights_stays_eager(tmp_path):
+    weight = torch.rand(50)
+    head = nn.Linear(32, 50, bias=False)
+
+    def loss_fn(x, target):
+        return F.cross_entropy(head(x), target, weight=weight)
+
+    x, target = torch.randn(64, 32), torch.randint(0, 50, (64,))
+    compiled = torch.compile(loss_fn, backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    compiled(x, target).backward()
+    grad = head.weight.grad.clone()
+    head.weight.grad = None
+    loss_fn(x, target).backward()
+    torch.testing.assert_close(grad, head.weight.grad)
+    assert "fxmlir.aten.nll_loss_backward" in ops_outside_regions(tmp_path, "backward")

@@ -26,6 +26,14 @@ TOLERANCES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _seeded():
+    # Fixed inputs: a bf16 gradient summed over rows can cancel to near zero,
+    # where eager's and the JIT's summation orders differ by more than the
+    # tolerance on some draws.
+    torch.manual_seed(0)
+
+
 def _check(outlined: JitGraph, fn, *args, dtype=torch.float32):
     expected = fn(*args)
     expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]

@@ -143,8 +143,14 @@ static void mapToBlocks(linalg::GenericOp generic, const Combiner &combiner,
           mapping.map(body->getArgument(index), element);
         }
         mapping.map(body->getArguments().back(), iter.front());
-        for (Operation &op : body->without_terminator())
-          nb.clone(op, mapping);
+        // Fused producers may read their position (nll_loss_backward's
+        // class index): linalg.index is the point's index.
+        for (Operation &op : body->without_terminator()) {
+          if (auto index = dyn_cast<linalg::IndexOp>(op))
+            mapping.map(index.getResult(), point[index.getDim()]);
+          else
+            nb.clone(op, mapping);
+        }
         scf::YieldOp::create(
             nb, nloc, mapping.lookup(body->getTerminator()->getOperand(0)));
       });

@@ -163,6 +163,9 @@ static RowAnalysis analyzeRows(func::FuncOp func) {
       rowDependent.insert(arg);
   }
   for (Operation &op : body.without_terminator()) {
+    // Whatever its operands, such an op reads rows a split would not give.
+    if (getJitOpKind(&op) == JitOpKind::ElementwiseOverRows)
+      analysis.splittable = false;
     if (llvm::none_of(op.getOperands(), [&](Value operand) {
           return rowDependent.contains(operand);
         }))

@@ -30,6 +30,11 @@
 // LINALG: linalg.generic
 // LINALG-LABEL: func.func private @more(
 // LINALG: linalg.generic
+// LINALG-LABEL: func.func private @rotary(
+// LINALG: tensor.extract_slice
+// LINALG: linalg.generic
+// LINALG-LABEL: func.func private @cross_entropy_backward(
+// LINALG: linalg.generic
 
 // CPU-LABEL: llvm.func @arith(
 // CPU: llvm.return
@@ -46,6 +51,10 @@
 // CPU-LABEL: llvm.func @layer_norm(
 // CPU: llvm.return
 // CPU-LABEL: llvm.func @more(
+// CPU: llvm.return
+// CPU-LABEL: llvm.func @rotary(
+// CPU: llvm.return
+// CPU-LABEL: llvm.func @cross_entropy_backward(
 // CPU: llvm.return
 // CPU-NOT: llvm.func @
 
@@ -226,4 +235,40 @@ func.func private @more(%x: !f, %m: !b, %s: tensor<f32, #fxmlir.device<"cpu">>) 
   %17 = fxmlir.aten._unsafe_view %16 {size = array<i64: 4, -1>} : (tensor<4x1x?xf32, #fxmlir.device<"cpu">>) -> !f
   %18 = fxmlir.aten.squeeze.dims %14 {dim = array<i64: 1>} : (tensor<4x1x?xf32, #fxmlir.device<"cpu">>) -> !f
   return %1, %6, %9, %17, %18 : !f, !f, !b, !f, !f
+}
+
+// Rotary embeddings forward and backward, and a head transpose: slices,
+// concatenation, slice_backward, transpose and clone inside one region.
+!q = tensor<2x4x8xf32, #fxmlir.device<"cpu">>
+!c = tensor<1x4x8xf32, #fxmlir.device<"cpu">>
+!half = tensor<2x4x4xf32, #fxmlir.device<"cpu">>
+func.func private @rotary(%x: !q, %cos: !c, %sin: !c, %g: !q) -> (!q, tensor<2x8x4xf32, #fxmlir.device<"cpu">>, !q) {
+  %x1 = fxmlir.aten.slice.Tensor %x {dim = -1 : i64, start = 0 : i64, end = 4 : i64, step = 1 : i64} : (!q) -> !half
+  %x2 = fxmlir.aten.slice.Tensor %x {dim = 2 : i64, start = 4 : i64, end = 9223372036854775807 : i64, step = 1 : i64} : (!q) -> !half
+  %n = fxmlir.aten.neg %x2 : (!half) -> !half
+  %r = fxmlir.aten.cat [%n, %x1] {dim = -1 : i64} : (!half, !half) -> !q
+  %a = fxmlir.aten.mul.Tensor %x, %cos : (!q, !c) -> !q
+  %b = fxmlir.aten.mul.Tensor %r, %sin : (!q, !c) -> !q
+  %y = fxmlir.aten.add.Tensor %a, %b {alpha = 1 : i64} : (!q, !q) -> !q
+  %t = fxmlir.aten.transpose.int %y {dim0 = 1 : i64, dim1 = 2 : i64} : (!q) -> tensor<2x8x4xf32, #fxmlir.device<"cpu">>
+  %c = fxmlir.aten.clone %t {memory_format = "contiguous_format"} : (tensor<2x8x4xf32, #fxmlir.device<"cpu">>) -> tensor<2x8x4xf32, #fxmlir.device<"cpu">>
+  %gs = fxmlir.aten.mul.Tensor %g, %sin : (!q, !c) -> !q
+  %g1 = fxmlir.aten.slice.Tensor %gs {dim = 2 : i64, start = 0 : i64, end = 4 : i64, step = 1 : i64} : (!q) -> !half
+  %g2 = fxmlir.aten.slice.Tensor %gs {dim = 2 : i64, start = 4 : i64, end = 8 : i64, step = 1 : i64} : (!q) -> !half
+  %ng = fxmlir.aten.neg %g1 : (!half) -> !half
+  %b1 = "fxmlir.call"(%ng) {target = "aten::slice_backward.default", args = [#fxmlir.operand<0>, [2, 4, 8], 2, 4, 9223372036854775807, 1], kwargs = {}} : (!half) -> !q
+  %b2 = "fxmlir.call"(%g2) {target = "aten::slice_backward.default", args = [#fxmlir.operand<0>, [2, 4, 8], 2, 0, 4, 1], kwargs = {}} : (!half) -> !q
+  %gc = fxmlir.aten.mul.Tensor %g, %cos : (!q, !c) -> !q
+  %s = fxmlir.aten.add.Tensor %b1, %b2 {alpha = 1 : i64} : (!q, !q) -> !q
+  %dx = fxmlir.aten.add.Tensor %s, %gc {alpha = 1 : i64} : (!q, !q) -> !q
+  return %y, %c, %dx : !q, tensor<2x8x4xf32, #fxmlir.device<"cpu">>, !q
+}
+
+// Cross-entropy's backward: the loss gradient at each row's target, then
+// log-softmax's gradient.
+func.func private @cross_entropy_backward(%g: tensor<f32, #fxmlir.device<"cpu">>, %y: tensor<6x10xf32, #fxmlir.device<"cpu">>, %t: tensor<6xsi64, #fxmlir.device<"cpu">>, %w: tensor<f32, #fxmlir.device<"cpu">>) -> tensor<6x10xf32, #fxmlir.device<"cpu">> {
+  %none = fxmlir.none
+  %0 = fxmlir.aten.nll_loss_backward %g, %y, %t, %none, %w {reduction = 1 : i64, ignore_index = -100 : i64} : (tensor<f32, #fxmlir.device<"cpu">>, tensor<6x10xf32, #fxmlir.device<"cpu">>, tensor<6xsi64, #fxmlir.device<"cpu">>, none, tensor<f32, #fxmlir.device<"cpu">>) -> tensor<6x10xf32, #fxmlir.device<"cpu">>
+  %1 = fxmlir.aten._log_softmax_backward_data %0, %y {dim = 1 : i64, input_dtype = f32} : (tensor<6x10xf32, #fxmlir.device<"cpu">>, tensor<6x10xf32, #fxmlir.device<"cpu">>) -> tensor<6x10xf32, #fxmlir.device<"cpu">>
+  return %1 : tensor<6x10xf32, #fxmlir.device<"cpu">>
 }

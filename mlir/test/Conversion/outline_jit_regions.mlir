@@ -240,3 +240,29 @@ func.func @equal_regions(%a: !t, %b: !t) -> !t {
   %7 = fxmlir.aten.tanh %6 : (!t) -> !t
   return %7 : !t
 }
+
+// -----
+
+!q = tensor<2x4x8xf32, #fxmlir.device<"cpu">>
+!half = tensor<2x4x4xf32, #fxmlir.device<"cpu">>
+
+// A rotary embedding is one region, its slices and concatenation inside; a
+// slice along dim 0 (the rows the runtime splits) stays outside.
+// CHECK-LABEL: func.func @rotary
+// CHECK-NEXT: %[[ROWS:.*]] = fxmlir.aten.slice.Tensor %{{.*}} {dim = 0 : i64
+// CHECK-NEXT: fxmlir.mlir_jit @jit_neg_cat_mul_add(%[[ROWS]], %{{.*}}, %{{.*}})
+// CHECK: func.func private @jit_neg_cat_mul_add
+// CHECK-COUNT-2: fxmlir.aten.slice.Tensor
+// CHECK-NEXT: fxmlir.aten.neg
+// CHECK-NEXT: fxmlir.aten.cat
+func.func @rotary(%all: tensor<4x4x8xf32, #fxmlir.device<"cpu">>, %cos: !q, %sin: !q) -> !q {
+  %x = fxmlir.aten.slice.Tensor %all {dim = 0 : i64, start = 0 : i64, end = 2 : i64, step = 1 : i64} : (tensor<4x4x8xf32, #fxmlir.device<"cpu">>) -> !q
+  %x1 = fxmlir.aten.slice.Tensor %x {dim = 2 : i64, start = 0 : i64, end = 4 : i64, step = 1 : i64} : (!q) -> !half
+  %x2 = fxmlir.aten.slice.Tensor %x {dim = 2 : i64, start = 4 : i64, end = 8 : i64, step = 1 : i64} : (!q) -> !half
+  %n = fxmlir.aten.neg %x2 : (!half) -> !half
+  %r = fxmlir.aten.cat [%n, %x1] {dim = -1 : i64} : (!half, !half) -> !q
+  %a = fxmlir.aten.mul.Tensor %x, %cos : (!q, !q) -> !q
+  %b = fxmlir.aten.mul.Tensor %r, %sin : (!q, !q) -> !q
+  %y = fxmlir.aten.add.Tensor %a, %b {alpha = 1 : i64} : (!q, !q) -> !q
+  return %y : !q
+}

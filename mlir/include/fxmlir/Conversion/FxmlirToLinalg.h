@@ -20,6 +20,9 @@ enum class JitOpKind {
   Reduction,
   /// Reduces dim 0 too (bias gradients, sums of 1-D tensors).
   ReductionOverDim0,
+  /// Elementwise, but reads a lower-rank operand along dim 0 (the targets of
+  /// nll_loss_backward), which a row split would not slice with the rows.
+  ElementwiseOverRows,
 };
 
 /// The kind of `op` if `fxmlir-convert-to-linalg` lowers it: a supported op

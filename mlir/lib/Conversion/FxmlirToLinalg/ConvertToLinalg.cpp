@@ -37,6 +37,8 @@ const OpLowering *jit::lookupLowering(Operation *op) {
     addElementwiseLowerings(entries);
     addReductionLowerings(entries);
     addReshapeLowerings(entries);
+    addDataMovementLowerings(entries);
+    addLossLowerings(entries);
     return entries;
   }();
   auto found = table.end();

@@ -36,6 +36,8 @@ using LoweringTable = llvm::StringMap<OpLowering>;
 void addElementwiseLowerings(LoweringTable &table);
 void addReductionLowerings(LoweringTable &table);
 void addReshapeLowerings(LoweringTable &table);
+void addDataMovementLowerings(LoweringTable &table);
+void addLossLowerings(LoweringTable &table);
 
 /// The entry for `op`, or null.
 const OpLowering *lookupLowering(Operation *op);

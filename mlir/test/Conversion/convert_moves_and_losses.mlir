@@ -1,0 +1,99 @@
+// RUN: fxmlir-opt %s --fxmlir-convert-to-linalg --split-input-file | FileCheck %s
+
+// Slices, concatenation, transposes and copies (DataMovementOps.cpp) and
+// the negative log-likelihood gradient (LossOps.cpp).
+
+// A slice reads its operand in place: an extract_slice with torch's bounds
+// (a negative start counts from the end, an end past the dim is clamped).
+// A slice of the whole dim is its operand.
+// CHECK-LABEL: func.func private @slice
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4x8xf32>)
+// CHECK: %[[D0:.*]] = tensor.dim %[[X]], %c0
+// CHECK: %[[HALF:.*]] = tensor.extract_slice %[[X]][0, 0, 4] [%[[D0]], 4, 4] [1, 1, 1]
+// CHECK: %[[EVERY:.*]] = tensor.extract_slice %[[X]][0, 0, 1] [%{{.*}}, 4, 4] [1, 1, 2]
+// CHECK: return %[[HALF]], %[[EVERY]], %[[X]]
+func.func private @slice(%x: tensor<?x4x8xf32, #fxmlir.device<"cpu">>) -> (tensor<?x4x4xf32, #fxmlir.device<"cpu">>, tensor<?x4x4xf32, #fxmlir.device<"cpu">>, tensor<?x4x8xf32, #fxmlir.device<"cpu">>) {
+  %0 = fxmlir.aten.slice.Tensor %x {dim = -1 : i64, start = -4 : i64, end = 100 : i64, step = 1 : i64} : (tensor<?x4x8xf32, #fxmlir.device<"cpu">>) -> tensor<?x4x4xf32, #fxmlir.device<"cpu">>
+  %1 = fxmlir.aten.slice.Tensor %x {dim = 2 : i64, start = 1 : i64, step = 2 : i64} : (tensor<?x4x8xf32, #fxmlir.device<"cpu">>) -> tensor<?x4x4xf32, #fxmlir.device<"cpu">>
+  %2 = fxmlir.aten.slice.Tensor %x {dim = 1 : i64, start = 0 : i64, end = 4 : i64, step = 1 : i64} : (tensor<?x4x8xf32, #fxmlir.device<"cpu">>) -> tensor<?x4x8xf32, #fxmlir.device<"cpu">>
+  return %0, %1, %2 : tensor<?x4x4xf32, #fxmlir.device<"cpu">>, tensor<?x4x4xf32, #fxmlir.device<"cpu">>, tensor<?x4x8xf32, #fxmlir.device<"cpu">>
+}
+
+// -----
+
+// slice_backward puts the gradient at the slice's positions of zeros: each
+// element reads the gradient at its position (clamped in bounds) and keeps
+// it where the position is in the slice.
+// CHECK-LABEL: func.func private @slice_backward
+// CHECK-SAME: (%[[G:.*]]: tensor<2x4x4xf32>)
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<2x4x8xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[EMPTY]] : tensor<2x4x8xf32>)
+// CHECK: %[[I:.*]] = linalg.index 2
+// CHECK: %[[OFFSET:.*]] = arith.subi %[[I]], %c1
+// CHECK: %[[POS:.*]] = arith.divsi %[[OFFSET]], %c2
+// CHECK: arith.remsi %[[OFFSET]], %c2
+// CHECK: %[[READ:.*]] = tensor.extract %[[G]]
+// CHECK: arith.select %{{.*}}, %[[READ]], %cst
+func.func private @slice_backward(%g: tensor<2x4x4xf32, #fxmlir.device<"cpu">>) -> tensor<2x4x8xf32, #fxmlir.device<"cpu">> {
+  %0 = "fxmlir.call"(%g) {target = "aten::slice_backward.default", args = [#fxmlir.operand<0>, [2, 4, 8], -1, 1, 9223372036854775807, 2], kwargs = {}} : (tensor<2x4x4xf32, #fxmlir.device<"cpu">>) -> tensor<2x4x8xf32, #fxmlir.device<"cpu">>
+  return %0 : tensor<2x4x8xf32, #fxmlir.device<"cpu">>
+}
+
+// -----
+
+// cat reads each piece at the index minus the piece's offset, clamped in
+// bounds, and selects the piece the index falls in.
+// CHECK-LABEL: func.func private @cat
+// CHECK-SAME: (%[[A:.*]]: tensor<?x3xf32>, %[[B:.*]]: tensor<?x5xf32>)
+// CHECK: tensor.empty(%{{.*}}) : tensor<?x8xf32>
+// CHECK: %[[I:.*]] = linalg.index 1
+// CHECK: %[[FROM_B:.*]] = tensor.extract %[[B]]
+// CHECK: %[[IN_A:.*]] = arith.cmpi slt, %[[I]], %c3
+// CHECK: %[[FROM_A:.*]] = tensor.extract %[[A]]
+// CHECK: arith.select %[[IN_A]], %[[FROM_A]], %[[FROM_B]]
+func.func private @cat(%a: tensor<?x3xf32, #fxmlir.device<"cpu">>, %b: tensor<?x5xf32, #fxmlir.device<"cpu">>) -> tensor<?x8xf32, #fxmlir.device<"cpu">> {
+  %0 = fxmlir.aten.cat [%a, %b] {dim = 1 : i64} : (tensor<?x3xf32, #fxmlir.device<"cpu">>, tensor<?x5xf32, #fxmlir.device<"cpu">>) -> tensor<?x8xf32, #fxmlir.device<"cpu">>
+  return %0 : tensor<?x8xf32, #fxmlir.device<"cpu">>
+}
+
+// -----
+
+// A transpose reads its operand at permuted indices; dim 0 stays in place.
+// A contiguous clone is its operand.
+// CHECK-DAG: #[[$SWAP:.*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func private @transpose
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4x8xf32>)
+// CHECK: tensor.empty(%{{.*}}) : tensor<?x8x4xf32>
+// CHECK: %[[T:.*]] = linalg.generic {indexing_maps = [#[[$SWAP]], #[[$ID]]]
+// CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#[[$SWAP]], #[[$ID]]]
+// CHECK: return %[[T]], %[[P]]
+func.func private @transpose(%x: tensor<?x4x8xf32, #fxmlir.device<"cpu">>) -> (tensor<?x8x4xf32, #fxmlir.device<"cpu">>, tensor<?x8x4xf32, #fxmlir.device<"cpu">>) {
+  %0 = fxmlir.aten.transpose.int %x {dim0 = 1 : i64, dim1 = -1 : i64} : (tensor<?x4x8xf32, #fxmlir.device<"cpu">>) -> tensor<?x8x4xf32, #fxmlir.device<"cpu">>
+  %1 = fxmlir.aten.clone %0 {memory_format = "contiguous_format"} : (tensor<?x8x4xf32, #fxmlir.device<"cpu">>) -> tensor<?x8x4xf32, #fxmlir.device<"cpu">>
+  %2 = fxmlir.aten.permute %x {dims = array<i64: 0, 2, 1>} : (tensor<?x4x8xf32, #fxmlir.device<"cpu">>) -> tensor<?x8x4xf32, #fxmlir.device<"cpu">>
+  return %1, %2 : tensor<?x8x4xf32, #fxmlir.device<"cpu">>, tensor<?x8x4xf32, #fxmlir.device<"cpu">>
+}
+
+// -----
+
+// nll_loss_backward: each row's target class gets -(grad / total_weight),
+// the quotient rounded to the dtype first; ignore_index rows get zeros.
+// CHECK-DAG: #[[$SCALAR:.*]] = affine_map<(d0, d1) -> ()>
+// CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func private @nll_loss_backward
+// CHECK: linalg.generic {indexing_maps = [#[[$SCALAR]], #[[$ROW]], #[[$SCALAR]], #{{.*}}]
+// CHECK: ^bb0(%[[G:.*]]: bf16, %[[T:.*]]: i64, %[[W:.*]]: bf16, %{{.*}}: bf16):
+// CHECK: arith.divf
+// CHECK: arith.truncf
+// CHECK: arith.negf
+// CHECK: %[[C:.*]] = linalg.index 1
+// CHECK: %[[C64:.*]] = arith.index_cast %[[C]] : index to i64
+// CHECK: %[[HIT:.*]] = arith.cmpi eq, %[[C64]], %[[T]]
+// CHECK: %[[IGNORE:.*]] = arith.constant -100 : i64
+// CHECK: arith.cmpi ne, %[[T]], %[[IGNORE]]
+func.func private @nll_loss_backward(%g: tensor<bf16, #fxmlir.device<"cpu">>, %x: tensor<6x10xbf16, #fxmlir.device<"cpu">>, %t: tensor<6xsi64, #fxmlir.device<"cpu">>, %w: tensor<bf16, #fxmlir.device<"cpu">>) -> tensor<6x10xbf16, #fxmlir.device<"cpu">> {
+  %none = fxmlir.none
+  %0 = fxmlir.aten.nll_loss_backward %g, %x, %t, %none, %w {reduction = 1 : i64, ignore_index = -100 : i64} : (tensor<bf16, #fxmlir.device<"cpu">>, tensor<6x10xbf16, #fxmlir.device<"cpu">>, tensor<6xsi64, #fxmlir.device<"cpu">>, none, tensor<bf16, #fxmlir.device<"cpu">>) -> tensor<6x10xbf16, #fxmlir.device<"cpu">>
+  return %0 : tensor<6x10xbf16, #fxmlir.device<"cpu">>
+}
