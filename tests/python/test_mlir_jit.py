@@ -129,6 +129,25 @@ def test_softmax_forward_and_backward(log):
     _check(outline(backward, x, grad, min_ops=1), backward, x, grad)
 
 
+def test_cross_entropy_backward_reads_each_rows_target():
+    # Cross-entropy's backward as one region over many rows, ignored rows
+    # included. Its 1-d targets are read by row: the region runs unsplit.
+    aten = torch.ops.aten
+    logp = torch.log_softmax(torch.randn(1024, 300), -1)
+    target = torch.randint(0, 300, (1024,))
+    target[::5] = -100
+    total_weight = (target != -100).sum().float()
+
+    def grads(logp, target, total_weight, grad):
+        g = aten.nll_loss_backward(grad, logp, target, None, 1, -100, total_weight)
+        return aten._log_softmax_backward_data(g, logp, 1, torch.float32)
+
+    args = (logp, target, total_weight, torch.tensor(0.5))
+    outlined = outline(grads, *args)
+    assert outlined.regions == ["jit_nll_loss_backward_log_softmax_backward_data"]
+    _check(outlined, grads, *args)
+
+
 def test_bias_gradient_reduces_rows():
     fn = lambda g: (g * 2.0).sum(0)  # noqa: E731
     g = torch.randn(37, 16)
