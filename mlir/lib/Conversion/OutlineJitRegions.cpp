@@ -3,7 +3,8 @@
 // Regions grow in block order: an op joins the regions of the ops producing
 // its operands (merging them) when that creates no cycle, i.e. when no op
 // outside the merged region both depends on it and feeds it. Otherwise it
-// joins the largest of them that allows it, or starts a region of its own.
+// joins the largest of them that allows it, else a region that reads one of
+// its full-size operands too (a sibling), or starts a region of its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +59,9 @@ public:
     for (unsigned region : order)
       if (!createsCycle({region}, op))
         return merge({region}, op);
+    for (unsigned region : siblingRegions(op))
+      if (!createsCycle({region}, op))
+        return merge({region}, op);
     regionOf[op] = regions.size();
     regions.push_back({{op}, position[op], {}});
     addFeeders(regions.back(), op);
@@ -85,6 +89,30 @@ private:
     /// Ops of the block feeding a member; some may have joined since.
     llvm::SetVector<Operation *> feeders;
   };
+
+  /// Regions holding another reader of an operand of `op` as large as its
+  /// result, largest first: in one region, one loop nest reads it once for
+  /// both (a gradient feeding two products, as in SwiGLU's backward).
+  /// Smaller operands (weights, row statistics) join nothing: any region
+  /// may read those.
+  SmallVector<unsigned> siblingRegions(Operation *op) {
+    SmallVector<unsigned> found;
+    if (op->getNumResults() == 0)
+      return found;
+    for (Value operand : op->getOperands()) {
+      if (operand.getType() != op->getResult(0).getType())
+        continue;
+      for (Operation *user : operand.getUsers())
+        if (auto it = regionOf.find(user);
+            user != op && it != regionOf.end() &&
+            !llvm::is_contained(found, it->second))
+          found.push_back(it->second);
+    }
+    llvm::stable_sort(found, [&](unsigned a, unsigned b) {
+      return regions[a].ops.size() > regions[b].ops.size();
+    });
+    return found;
+  }
 
   bool isMember(Operation *def, ArrayRef<unsigned> chosen) {
     auto found = regionOf.find(def);

@@ -266,3 +266,30 @@ func.func @rotary(%all: tensor<4x4x8xf32, #fxmlir.device<"cpu">>, %cos: !q, %sin
   %y = fxmlir.aten.add.Tensor %a, %b {alpha = 1 : i64} : (!q, !q) -> !q
   return %y : !q
 }
+
+// -----
+
+!t = tensor<8x64xf32, #fxmlir.device<"cpu">>
+!w = tensor<64xf32, #fxmlir.device<"cpu">>
+
+// Siblings: two products of one gradient (SwiGLU's backward) share a region
+// and its read of %g; products that share only a smaller operand (%w) do
+// not, and stay single ops, which no region takes.
+// CHECK-LABEL: func.func @siblings
+// CHECK-NEXT: %[[R:.*]]:2 = fxmlir.mlir_jit @jit_mul_silu_backward(
+// CHECK-NEXT: return %[[R]]#0, %[[R]]#1
+// CHECK-LABEL: func.func @weight_readers
+// CHECK-NOT: fxmlir.mlir_jit
+// CHECK: return
+func.func @siblings(%g: !t, %up: !t, %gate: !t, %s: !t) -> (!t, !t) {
+  %0 = fxmlir.aten.mul.Tensor %g, %s : (!t, !t) -> !t
+  %1 = fxmlir.aten.mul.Tensor %g, %up : (!t, !t) -> !t
+  %2 = fxmlir.aten.silu_backward %1, %gate : (!t, !t) -> !t
+  return %0, %2 : !t, !t
+}
+
+func.func @weight_readers(%a: !t, %b: !t, %w: !w) -> (!t, !t) {
+  %0 = fxmlir.aten.mul.Tensor %a, %w : (!t, !w) -> !t
+  %1 = fxmlir.aten.mul.Tensor %b, %w : (!t, !w) -> !t
+  return %0, %1 : !t, !t
+}
