@@ -58,6 +58,18 @@ func.func private @cat(%a: tensor<?x3xf32, #fxmlir.device<"cpu">>, %b: tensor<?x
 
 // -----
 
+// torch skips a legacy empty 1-d piece (an empty cache concatenated with
+// keys): what is left of this cat is its other piece.
+// CHECK-LABEL: func.func private @cat_empty_piece
+// CHECK-SAME: (%{{.*}}: tensor<0xf32>, %[[X:.*]]: tensor<?x4x16xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func private @cat_empty_piece(%e: tensor<0xf32, #fxmlir.device<"cpu">>, %x: tensor<?x4x16xf32, #fxmlir.device<"cpu">>) -> tensor<?x4x16xf32, #fxmlir.device<"cpu">> {
+  %0 = fxmlir.aten.cat [%e, %x] {dim = -2 : i64} : (tensor<0xf32, #fxmlir.device<"cpu">>, tensor<?x4x16xf32, #fxmlir.device<"cpu">>) -> tensor<?x4x16xf32, #fxmlir.device<"cpu">>
+  return %0 : tensor<?x4x16xf32, #fxmlir.device<"cpu">>
+}
+
+// -----
+
 // A transpose reads its operand at permuted indices; dim 0 stays in place.
 // A contiguous clone is its operand.
 // CHECK-DAG: #[[$SWAP:.*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>

@@ -62,16 +62,6 @@ func.func private @transpose_dim0(%x: tensor<4x16xf32, #fxmlir.device<"cpu">>) -
 
 // -----
 
-// torch skips the legacy empty 1-d pieces of a cat; the JIT takes pieces of
-// the result's rank only.
-func.func private @cat_empty_piece(%e: tensor<0xf32, #fxmlir.device<"cpu">>, %x: tensor<4x16xf32, #fxmlir.device<"cpu">>) -> tensor<4x16xf32, #fxmlir.device<"cpu">> {
-  // expected-error @below {{is not supported by the JIT lowering}}
-  %0 = fxmlir.aten.cat [%e, %x] {dim = 1 : i64} : (tensor<0xf32, #fxmlir.device<"cpu">>, tensor<4x16xf32, #fxmlir.device<"cpu">>) -> tensor<4x16xf32, #fxmlir.device<"cpu">>
-  return %0 : tensor<4x16xf32, #fxmlir.device<"cpu">>
-}
-
-// -----
-
 // A clone to channels-last has a layout a region does not write.
 func.func private @clone_channels_last(%x: tensor<2x3x4x5xf32, #fxmlir.device<"cpu">>) -> tensor<2x3x4x5xf32, #fxmlir.device<"cpu">> {
   // expected-error @below {{is not supported by the JIT lowering}}

@@ -232,48 +232,69 @@ static SmallVector<Value> lowerSliceBackward(ImplicitLocOpBuilder &b,
 // cat
 //===----------------------------------------------------------------------===//
 
+/// torch's legacy empty piece: a 1-d tensor of size 0, which cat skips
+/// whatever the other pieces' rank (an empty cache concatenated with keys).
+static bool isSkippedPiece(Value piece) {
+  ArrayRef<int64_t> shape = tensorType(piece).getShape();
+  return shape.size() == 1 && shape[0] == 0;
+}
+
 /// Pieces of the result's rank and element type, concatenated along a dim
-/// other than 0 where each has a static, non-zero size.
+/// other than 0 where each has a static, non-zero size; legacy empty pieces
+/// aside.
 static std::optional<JitOpKind> checkCat(Operation *op) {
   auto cat = cast<CatOp>(op);
   RankedTensorType result = tensorType(cat.getResult());
   std::optional<int64_t> d = innerDim(cat.getDim(), result.getRank());
-  if (!d || cat.getTensors().empty())
+  if (!d)
     return std::nullopt;
+  bool anyPiece = false;
   for (Value piece : cat.getTensors()) {
+    if (isSkippedPiece(piece))
+      continue;
     RankedTensorType type = tensorType(piece);
     if (type.getRank() != result.getRank() ||
         type.getElementType() != result.getElementType() ||
         ShapedType::isDynamic(type.getDimSize(*d)) || type.getDimSize(*d) == 0)
       return std::nullopt;
+    anyPiece = true;
   }
+  if (!anyPiece)
+    return std::nullopt;
   return JitOpKind::Elementwise;
 }
 
 static SmallVector<Value> lowerCat(ImplicitLocOpBuilder &b, Operation *op,
                                    ValueRange operands) {
   auto cat = cast<CatOp>(op);
-  int64_t dim = *innerDim(cat.getDim(), tensorType(cat.getResult()).getRank());
+  int64_t rank = tensorType(cat.getResult()).getRank();
+  int64_t dim = *innerDim(cat.getDim(), rank);
+  SmallVector<Value> pieces;
   SmallVector<int64_t> offsets, sizes;
   int64_t total = 0;
-  for (Value piece : cat.getTensors()) {
+  for (auto [piece, lowered] : llvm::zip(cat.getTensors(), operands)) {
+    if (isSkippedPiece(piece))
+      continue;
+    pieces.push_back(lowered);
     offsets.push_back(total);
     sizes.push_back(tensorType(piece).getDimSize(dim));
     total += sizes.back();
   }
-  Type element = tensorType(operands[0]).getElementType();
+  if (pieces.size() == 1)
+    return {pieces.front()};
+  Type element = tensorType(pieces.front()).getElementType();
   return {generate(
-      b, sizesWith(b, operands[0], dim, total), element,
+      b, sizesWith(b, pieces.front(), dim, total), element,
       [&](ImplicitLocOpBuilder &nb, ValueRange index) {
         // The last piece, then each earlier one where the index precedes
         // the next piece's offset.
         auto readPiece = [&](size_t k) {
           Value position = arith::SubIOp::create(
               nb, index[dim], arith::ConstantIndexOp::create(nb, offsets[k]));
-          return readClamped(nb, operands[k], index, dim, position, sizes[k]);
+          return readClamped(nb, pieces[k], index, dim, position, sizes[k]);
         };
-        Value value = readPiece(operands.size() - 1);
-        for (size_t k = operands.size() - 1; k-- > 0;) {
+        Value value = readPiece(pieces.size() - 1);
+        for (size_t k = pieces.size() - 1; k-- > 0;) {
           Value before = arith::CmpIOp::create(
               nb, arith::CmpIPredicate::slt, index[dim],
               arith::ConstantIndexOp::create(nb, offsets[k + 1]));
