@@ -144,20 +144,21 @@ def test_codegen_settings():
 
 
 def rotate_heads(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """LLaMA's attention shape dance: heads split and transposed, a rotary
-    embedding applied (elementwise, so eager keeps the transposed layout),
-    transposed back and merged with a view, which needs that layout."""
+    """An attention shape dance: heads split and transposed with the batch
+    dim (outside regions, which never move dim 0), a rotary embedding applied
+    (elementwise, so eager keeps the transposed layout), transposed back and
+    merged with a view, which needs that layout."""
     batch, seq, width = x.shape
-    heads = x.view(batch, seq, 2, width // 2).transpose(1, 2)
+    heads = x.view(batch, seq, 2, width // 2).transpose(0, 2)
     half = width // 4
     rotated = torch.cat((-heads[..., half:], heads[..., :half]), dim=-1)
     heads = heads * cos + rotated * sin
-    return heads.transpose(1, 2).view(batch, seq, width) * 2.0
+    return heads.transpose(0, 2).view(batch, seq, width) * 2.0
 
 
 def test_region_results_keep_the_layout_later_views_need():
     x = torch.randn(2, 6, 16, requires_grad=True)
-    cos, sin = torch.randn(6, 8), torch.randn(6, 8)
+    cos, sin = torch.randn(6, 2, 8), torch.randn(6, 2, 8)
     compiled = torch.compile(rotate_heads, backend=fxmlir.backend(codegen=True))
     with warnings.catch_warnings():
         warnings.simplefilter("error", FallbackWarning)

@@ -88,7 +88,8 @@ def ddp_worker(rank: int, folder: str) -> None:
 
 def test_ddp_ranks_and_split_graphs_get_their_own_folders(tmp_path):
     mp.spawn(ddp_worker, args=(str(tmp_path),), nprocs=WORLD, join=True)
-    runs = sorted((tmp_path / "dumps").iterdir())
+    # Run folders start with their start time and pid: ranks sort by suffix.
+    runs = sorted((tmp_path / "dumps").iterdir(), key=lambda r: r.name.rsplit("-", 1)[-1])
     assert [r.name.rsplit("-", 1)[-1] for r in runs] == ["rank0", "rank1"]
     for run in runs:
         index = check_index(run)

@@ -19,12 +19,13 @@ from fxmlir.roundtrip import FallbackError, FallbackWarning
 
 
 def heads_merged(x: torch.Tensor) -> torch.Tensor:
-    """An elementwise op on transposed heads, transposed back and merged by
-    a view that needs the transposed layout."""
+    """An elementwise op on heads transposed with the batch dim (a transpose
+    regions leave outside: they never move dim 0), transposed back and
+    merged by a view that needs the transposed layout."""
     batch, seq, width = x.shape
-    heads = x.view(batch, seq, 2, width // 2).transpose(1, 2)
+    heads = x.view(batch, seq, 2, width // 2).transpose(0, 2)
     heads = torch.sigmoid(heads) * heads + 1.0
-    return heads.transpose(1, 2).view(batch, seq, width) * 2.0
+    return heads.transpose(0, 2).view(batch, seq, width) * 2.0
 
 
 def _no_layout_copy(monkeypatch) -> None:
