@@ -1,7 +1,7 @@
 """Writes docs/models.md: fused sites per model and stage, and fallbacks,
 for the zoo of tools/model_zoo.py trained three steps through fxmlir with
-dropout 0.1, in f32 and under bf16 CPU autocast; and, trained again with
-codegen=True, the share of non-GEMM compute ops that JIT regions hold.
+dropout 0.1, in f32 and under bf16 CPU autocast, and the share of non-GEMM
+compute ops that the JIT regions of that default pipeline hold.
 
 Usage: python tools/gen_model_table.py [--out docs/models.md]
 """
