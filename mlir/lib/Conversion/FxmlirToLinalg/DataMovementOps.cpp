@@ -13,7 +13,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "OpLowerings.h"
-#include "ScalarMath.h"
 
 #include "fxmlir/Dialect/FxmlirDialect.h"
 #include "fxmlir/Support/Dims.h"
