@@ -118,15 +118,23 @@ FORMS = {"before_autodiff": ("before_autodiff,forward,backward", "before_autodif
          "after_autodiff": ("forward,backward", "forward", 2)}
 
 
-@pytest.mark.parametrize("form", FORMS)
-def test_eager_random_trains_like_eager_and_keeps_the_fusion(tmp_path, form):
+def trains_like_eager_with_the_fusion(device, tmp_path, form) -> tuple[str, dict]:
+    """Trains the block with eager_random on `device` in `form`; checks the
+    losses and gradients against eager and the fused dropouts' count;
+    returns the fusing stage's final module and summary."""
     stages, fused_in, fused_dropouts = FORMS[form]
-    fused, eager = fused_and_eager("cpu", fxmlir.backend(
+    fused, eager = fused_and_eager(device, fxmlir.backend(
         eager_random=True, stages=stages, dump_dir=str(tmp_path)))
     assert_matches_eager(fused, eager)
     module, summary = stage(tmp_path, fused_in)
     assert summary["fused_ops"]["fxmlir.fused_bias_dropout_add"] == fused_dropouts
-    assert module.count("eager_random = true") == fused_dropouts
+    return module, summary
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_eager_random_trains_like_eager_and_keeps_the_fusion(tmp_path, form):
+    module, summary = trains_like_eager_with_the_fusion("cpu", tmp_path, form)
+    assert module.count("eager_random = true") == FORMS[form][2]
     assert "fxmlir-eager-random" in summary["passes"]
 
 
@@ -153,12 +161,7 @@ def test_the_environment_variable_turns_it_on(tmp_path, monkeypatch):
                     "draw eager's masks through at::native_dropout")
 @pytest.mark.parametrize("form", FORMS)
 def test_eager_random_trains_like_eager_on_cuda(tmp_path, form):
-    stages, fused_in, fused_dropouts = FORMS[form]
-    fused, eager = fused_and_eager("cuda", fxmlir.backend(
-        eager_random=True, stages=stages, dump_dir=str(tmp_path)))
-    assert_matches_eager(fused, eager)
-    _, summary = stage(tmp_path, fused_in)
-    assert summary["fused_ops"]["fxmlir.fused_bias_dropout_add"] == fused_dropouts
+    trains_like_eager_with_the_fusion("cuda", tmp_path, form)
 
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
