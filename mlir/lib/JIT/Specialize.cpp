@@ -163,14 +163,15 @@ static RowAnalysis analyzeRows(func::FuncOp func) {
       rowDependent.insert(arg);
   }
   for (Operation &op : body.without_terminator()) {
+    std::optional<JitOpKind> kind = getJitOpKind(&op);
     // Whatever its operands, such an op reads rows a split would not give.
-    if (getJitOpKind(&op) == JitOpKind::ElementwiseOverRows)
+    if (kind == JitOpKind::ElementwiseOverRows)
       analysis.splittable = false;
     if (llvm::none_of(op.getOperands(), [&](Value operand) {
           return rowDependent.contains(operand);
         }))
       continue;
-    if (getJitOpKind(&op) == JitOpKind::ReductionOverDim0)
+    if (kind == JitOpKind::ReductionOverDim0)
       analysis.splittable = false;
     for (Value result : op.getResults()) {
       if (rankOf(result) != rank)

@@ -56,6 +56,10 @@ Type jit::torchElementType(Value value) {
   return cast<RankedTensorType>(value.getType()).getElementType();
 }
 
+int64_t jit::rankOf(Value tensor) {
+  return cast<RankedTensorType>(tensor.getType()).getRank();
+}
+
 std::optional<SmallVector<int64_t>>
 jit::normalizeDims(std::optional<ArrayRef<int64_t>> dims, int64_t rank) {
   if (!dims || dims->empty())

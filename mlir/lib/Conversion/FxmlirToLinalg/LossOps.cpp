@@ -24,10 +24,6 @@ using namespace mlir::fxmlir::jit;
 /// torch's `reduction` argument.
 enum Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
 
-static int64_t rankOf(Value value) {
-  return cast<RankedTensorType>(value.getType()).getRank();
-}
-
 /// Rows of class scores [N, C] with int64 targets [N] and no class weights;
 /// a 0-d grad_output and total_weight for mean and sum, [N] for none.
 static std::optional<JitOpKind> checkNllLossBackward(Operation *op) {

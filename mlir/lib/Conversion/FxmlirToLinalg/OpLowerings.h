@@ -44,6 +44,8 @@ const OpLowering *lookupLowering(Operation *op);
 
 /// The torch element type of a tensor value.
 Type torchElementType(Value value);
+/// The rank of a ranked tensor value.
+int64_t rankOf(Value tensor);
 
 /// The sorted, non-negative dims of a `dim` list attribute of an op on a
 /// tensor of `rank`; an absent or empty list means all dims. Nothing when a

@@ -28,10 +28,6 @@ static Type resultType(Operation *op, unsigned index = 0) {
   return torchElementType(op->getResult(index));
 }
 
-static int64_t rankOf(Value tensor) {
-  return cast<RankedTensorType>(tensor.getType()).getRank();
-}
-
 /// Reductions over the last dim keep dim 0 unless the tensor is 1-D;
 /// reductions over all leading dims (bias gradients) reduce it.
 static std::optional<JitOpKind> reductionKind(int64_t rank,
