@@ -20,6 +20,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
 
+#include <utility>
+
 #define DEBUG_TYPE "fxmlir-outline-jit-regions"
 
 namespace mlir::fxmlir {
@@ -63,8 +65,10 @@ public:
       if (!createsCycle({region}, op))
         return merge({region}, op);
     regionOf[op] = regions.size();
+    mergedInto.push_back(regions.size());
     regions.push_back({{op}, position[op], {}});
     addFeeders(regions.back(), op);
+    addReader(op, regionOf[op]);
   }
 
   /// The non-empty regions, each in block order.
@@ -102,16 +106,41 @@ private:
     for (Value operand : op->getOperands()) {
       if (operand.getType() != op->getResult(0).getType())
         continue;
-      for (Operation *user : operand.getUsers())
-        if (auto it = regionOf.find(user);
-            user != op && it != regionOf.end() &&
-            !llvm::is_contained(found, it->second))
-          found.push_back(it->second);
+      if (auto it = readers.find(operand); it != readers.end())
+        for (unsigned region : it->second)
+          if (!llvm::is_contained(found, current(region)))
+            found.push_back(current(region));
     }
     llvm::stable_sort(found, [&](unsigned a, unsigned b) {
       return regions[a].ops.size() > regions[b].ops.size();
     });
     return found;
+  }
+
+  /// Records `op`'s region as a reader of its operands. A value keeps at
+  /// most kMaxReaderRegions of them, so a value read by thousands of ops
+  /// costs each reader a bounded lookup, not a walk over all the others.
+  void addReader(Operation *op, unsigned region) {
+    for (Value operand : op->getOperands()) {
+      SmallVector<unsigned, kMaxReaderRegions> &list = readers[operand];
+      // Regions merged since may now be one: keep each once.
+      for (unsigned &known : list)
+        known = current(known);
+      llvm::sort(list);
+      list.erase(llvm::unique(list), list.end());
+      if (!llvm::is_contained(list, region) && list.size() < kMaxReaderRegions)
+        list.push_back(region);
+    }
+  }
+
+  /// The region that `region` was merged into, if any, else itself.
+  unsigned current(unsigned region) {
+    unsigned root = region;
+    while (mergedInto[root] != root)
+      root = mergedInto[root];
+    while (mergedInto[region] != root)
+      region = std::exchange(mergedInto[region], root);
+    return root;
   }
 
   bool isMember(Operation *def, ArrayRef<unsigned> chosen) {
@@ -184,15 +213,23 @@ private:
       target.first = std::min(target.first, region.first);
       target.feeders.insert(region.feeders.begin(), region.feeders.end());
       region = Region{};
+      mergedInto[index] = chosen.front();
     }
     regionOf[op] = chosen.front();
     target.ops.push_back(op);
     addFeeders(target, op);
+    addReader(op, chosen.front());
   }
+
+  static constexpr unsigned kMaxReaderRegions = 4;
 
   DenseMap<Operation *, size_t> position;
   DenseMap<Operation *, unsigned> regionOf;
   SmallVector<Region> regions;
+  /// Per region, the region it was merged into (itself while it lives).
+  SmallVector<unsigned> mergedInto;
+  /// Per value, regions that read it (some possibly merged since).
+  DenseMap<Value, SmallVector<unsigned, kMaxReaderRegions>> readers;
 };
 } // namespace
 
