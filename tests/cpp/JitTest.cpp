@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <thread>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -126,6 +127,47 @@ TEST_F(JitTest, FreshJitLoadsFromTheDiskCache) {
   chain->run({{a.data(), {3, 64}}, {b.data(), {3, 64}}, {c.data(), {3, 64}}},
              {{out.data(), {3, 64}}});
   EXPECT_NEAR(out[100], std::tanh(a[100] + b[100]) * c[100], 1e-5);
+}
+
+TEST_F(JitTest, CompilesOnManyThreadsAtOnce) {
+  // Each thread compiles the chain for its own row count: distinct code,
+  // each compile with its own context and target machine.
+  auto chainOf = [](int rows) {
+    std::string text = kChain;
+    text.replace(text.find("8x64"), 4, std::to_string(rows) + "x64");
+    return text;
+  };
+  Jit jit(options());
+  constexpr int kThreads = 6;
+  std::vector<std::shared_ptr<const CompiledFunction>> compiled(kThreads);
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        compiled[t] = jit.compileCpu(
+            chainOf(t + 1), "jit_add_tanh_mul",
+            std::vector<TensorSpec>(3, {DType::Float32, {t + 1, 64}}));
+      } catch (const Error &error) {
+        errors[t] = error.what();
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_EQ(jit.stats().compiled, kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_TRUE(compiled[t]) << errors[t];
+    size_t size = (t + 1) * 64;
+    std::vector<float> a = randomVector(size, t), b = randomVector(size, t + 7),
+                       c = randomVector(size, t + 13), out(size);
+    compiled[t]->run({{a.data(), {t + 1, 64}},
+                      {b.data(), {t + 1, 64}},
+                      {c.data(), {t + 1, 64}}},
+                     {{out.data(), {t + 1, 64}}});
+    for (size_t i = 0; i < size; ++i)
+      ASSERT_NEAR(out[i], std::tanh(a[i] + b[i]) * c[i], 1e-5)
+          << "thread " << t << " at " << i;
+  }
 }
 
 TEST_F(JitTest, NoDiskCacheWithAnEmptyDirectory) {

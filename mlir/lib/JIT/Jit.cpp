@@ -22,6 +22,7 @@
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/Support/FileSystem.h"
@@ -392,21 +393,37 @@ struct Jit::Impl {
   void storeOnDisk(const std::string &key, const CachedObject &entry);
   void warnOnce(bool &warned, const std::string &message);
   llvm::orc::JITDylib &createDylib();
-  std::shared_ptr<const CudaFunction>
-  compileCuda(const std::string &key, const std::string &text,
-              const std::string &function,
-              const std::vector<TensorSpec> &inputs, const CudaTarget &target);
-  std::shared_ptr<const CompiledFunction>
-  compile(const std::string &key, const std::string &text,
-          const std::string &function, const std::vector<TensorSpec> &inputs);
+  /// The code of `function` for `inputs`: from the disk cache when its
+  /// entry holds the function's signature, else lowered by `lower`
+  /// (module, target machine -> object) and stored. `link` loads an
+  /// object.
+  template <typename T, typename Lower, typename Link>
+  std::shared_ptr<const T> compileOrLoad(const std::string &key,
+                                         const std::string &text,
+                                         const std::string &function,
+                                         const std::vector<TensorSpec> &inputs,
+                                         Lower &&lower, Link &&link);
+
+  /// What one compile needs to itself: an MLIR context (not shared across
+  /// threads) and a target machine (not thread-safe either).
+  struct Compiler {
+    explicit Compiler(llvm::orc::JITTargetMachineBuilder &builder)
+        : context(makeRegistry(), mlir::MLIRContext::Threading::DISABLED),
+          machine(unwrap(builder.createTargetMachine(),
+                         "cannot target the host CPU")) {}
+    mlir::MLIRContext context;
+    std::unique_ptr<llvm::TargetMachine> machine;
+  };
+  /// Runs `work` with an idle compiler (a new one when every compiler is
+  /// busy), so that regions compile in parallel on as many threads as ask.
+  template <typename Work> auto withCompiler(Work &&work);
 
   DiskCache disk;
   std::string targetIdentity;
+  llvm::orc::JITTargetMachineBuilder machineBuilder;
 
-  // Lowering: the context and the target machine, one compile at a time.
-  std::mutex compileMutex;
-  mlir::MLIRContext context;
-  std::unique_ptr<llvm::TargetMachine> machine;
+  std::mutex compilersMutex;
+  std::vector<std::unique_ptr<Compiler>> idleCompilers;
 
   std::shared_ptr<llvm::orc::LLJIT> lljit;
 
@@ -456,21 +473,42 @@ static std::shared_ptr<const T> cached(std::mutex &mutex, Cache<T> &cache,
 
 Jit::Impl::Impl(const JitOptions &options)
     : disk(options.cacheDir ? *options.cacheDir : defaultCacheDir()),
-      context(makeRegistry(), mlir::MLIRContext::Threading::DISABLED) {
+      machineBuilder(unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(),
+                            "cannot target the host CPU")) {
   mlir::fxmlir::initializeJitTargets();
   registerAllPasses();
-  auto builder = unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(),
+  machineBuilder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto machine = unwrap(machineBuilder.createTargetMachine(),
                         "cannot target the host CPU");
-  builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  machine = unwrap(builder.createTargetMachine(), "cannot target the host CPU");
   targetIdentity = machine->getTargetTriple().str() + " " +
                    machine->getTargetCPU().str() + " " +
                    machine->getTargetFeatureString().str() + " " +
                    buildIdentity();
-  lljit = unwrap(
-      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(builder).create(),
-      "cannot create the JIT");
+  lljit = unwrap(llvm::orc::LLJITBuilder()
+                     .setJITTargetMachineBuilder(machineBuilder)
+                     .create(),
+                 "cannot create the JIT");
   lljit->getExecutionSession().setErrorReporter(OrcErrors::report);
+}
+
+template <typename Work> auto Jit::Impl::withCompiler(Work &&work) {
+  std::unique_ptr<Compiler> compiler;
+  {
+    // A new one is made under the lock too: it reads the shared builder.
+    std::lock_guard<std::mutex> lock(compilersMutex);
+    if (idleCompilers.empty()) {
+      compiler = std::make_unique<Compiler>(machineBuilder);
+    } else {
+      compiler = std::move(idleCompilers.back());
+      idleCompilers.pop_back();
+    }
+  }
+  // Back to the pool however `work` ends.
+  llvm::scope_exit giveBack([&] {
+    std::lock_guard<std::mutex> lock(compilersMutex);
+    idleCompilers.push_back(std::move(compiler));
+  });
+  return work(*compiler);
 }
 
 std::string Jit::Impl::key(const std::string &text, const std::string &function,
@@ -560,37 +598,34 @@ std::shared_ptr<const T> Jit::Impl::loadFromDisk(const std::string &key,
   return nullptr;
 }
 
-std::shared_ptr<const CompiledFunction>
-Jit::Impl::compile(const std::string &key, const std::string &text,
-                   const std::string &function,
-                   const std::vector<TensorSpec> &inputs) {
+template <typename T, typename Lower, typename Link>
+std::shared_ptr<const T> Jit::Impl::compileOrLoad(
+    const std::string &key, const std::string &text,
+    const std::string &function, const std::vector<TensorSpec> &inputs,
+    Lower &&lower, Link &&link) {
   auto start = Clock::now();
-  // Parsed and analyzed first even for a disk hit: the entry must hold the
-  // signature the function has for these inputs.
-  std::unique_lock<std::mutex> compiling(compileMutex);
-  SpecializedFunction specialized =
-      specialize(context, text, function, &inputs);
-  compiling.unlock();
-  if (std::shared_ptr<const CompiledFunction> loaded =
-          loadFromDisk<CompiledFunction>(
-              key, specialized.signature,
-              [&](const CachedObject &cached) { return load(key, cached); })) {
+  return withCompiler([&](Compiler &compiler) {
+    // Parsed and analyzed first even for a disk hit: the entry must hold
+    // the signature the function has for these inputs.
+    SpecializedFunction specialized =
+        specialize(compiler.context, text, function, &inputs);
+    if (std::shared_ptr<const T> loaded =
+            loadFromDisk<T>(key, specialized.signature, link)) {
+      std::lock_guard<std::mutex> lock(cacheMutex);
+      ++stats.diskHits;
+      stats.diskLoadSeconds += Seconds(Clock::now() - start).count();
+      return loaded;
+    }
+    CachedObject entry;
+    entry.signature = specialized.signature;
+    entry.object = lower(*specialized.module, *compiler.machine);
+    storeOnDisk(key, entry);
+    std::shared_ptr<const T> loaded = link(entry);
     std::lock_guard<std::mutex> lock(cacheMutex);
-    ++stats.diskHits;
-    stats.diskLoadSeconds += Seconds(Clock::now() - start).count();
+    ++stats.compiled;
+    stats.compileSeconds += Seconds(Clock::now() - start).count();
     return loaded;
-  }
-  CachedObject entry;
-  compiling.lock();
-  entry.signature = specialized.signature;
-  entry.object = compileToObject(*specialized.module, function, *machine);
-  compiling.unlock();
-  storeOnDisk(key, entry);
-  std::shared_ptr<const CompiledFunction> loaded = load(key, entry);
-  std::lock_guard<std::mutex> lock(cacheMutex);
-  ++stats.compiled;
-  stats.compileSeconds += Seconds(Clock::now() - start).count();
-  return loaded;
+  });
 }
 
 void Jit::Impl::storeOnDisk(const std::string &key,
@@ -637,43 +672,6 @@ Jit::Impl::loadCuda(const std::string &key, const CachedObject &entry,
   }
 }
 
-std::shared_ptr<const CudaFunction>
-Jit::Impl::compileCuda(const std::string &key, const std::string &text,
-                       const std::string &function,
-                       const std::vector<TensorSpec> &inputs,
-                       const CudaTarget &target) {
-  auto start = Clock::now();
-  // As for the CPU: analyzed first, so that a disk entry is used only when
-  // it holds this function's signature.
-  std::unique_lock<std::mutex> compiling(compileMutex);
-  SpecializedFunction specialized =
-      specialize(context, text, function, &inputs);
-  compiling.unlock();
-  if (std::shared_ptr<const CudaFunction> loaded =
-          loadFromDisk<CudaFunction>(
-              key, specialized.signature, [&](const CachedObject &cached) {
-                return loadCuda(key, cached, target);
-              })) {
-    std::lock_guard<std::mutex> lock(cacheMutex);
-    ++stats.diskHits;
-    stats.diskLoadSeconds += Seconds(Clock::now() - start).count();
-    return loaded;
-  }
-  CachedObject entry;
-  compiling.lock();
-  entry.signature = specialized.signature;
-  entry.object = compileCudaHost(*specialized.module, function, target.chip,
-                                 target.features, *machine);
-  compiling.unlock();
-  storeOnDisk(key, entry);
-  std::shared_ptr<const CudaFunction> compiled =
-      loadCuda(key, entry, target);
-  std::lock_guard<std::mutex> lock(cacheMutex);
-  ++stats.compiled;
-  stats.compileSeconds += Seconds(Clock::now() - start).count();
-  return compiled;
-}
-
 Jit::Jit(JitOptions options) : impl(std::make_unique<Impl>(options)) {}
 Jit::~Jit() = default;
 
@@ -684,8 +682,10 @@ Jit &Jit::shared() {
 
 Signature Jit::analyze(const std::string &moduleText,
                        const std::string &function) {
-  std::lock_guard<std::mutex> lock(impl->compileMutex);
-  return specialize(impl->context, moduleText, function, nullptr).signature;
+  return impl->withCompiler([&](Impl::Compiler &compiler) {
+    return specialize(compiler.context, moduleText, function, nullptr)
+        .signature;
+  });
 }
 
 std::shared_ptr<const CompiledFunction>
@@ -693,7 +693,12 @@ Jit::compileCpu(const std::string &moduleText, const std::string &function,
                 const std::vector<TensorSpec> &inputs) {
   std::string key = impl->key(moduleText, function, inputs, "cpu");
   return cached(impl->cacheMutex, impl->cache, impl->stats, key, [&] {
-    return impl->compile(key, moduleText, function, inputs);
+    return impl->compileOrLoad<CompiledFunction>(
+        key, moduleText, function, inputs,
+        [&](mlir::ModuleOp module, llvm::TargetMachine &machine) {
+          return compileToObject(module, function, machine);
+        },
+        [&](const CachedObject &entry) { return impl->load(key, entry); });
   });
 }
 
@@ -702,13 +707,14 @@ CudaProgram Jit::compileCuda(const std::string &moduleText,
                              const std::vector<TensorSpec> &inputs,
                              const std::string &chip,
                              const std::string &features) {
-  std::lock_guard<std::mutex> lock(impl->compileMutex);
-  SpecializedFunction specialized =
-      specialize(impl->context, moduleText, function, &inputs);
-  CudaProgram program =
-      compileToPtx(*specialized.module, function, chip, features);
-  program.signature = std::move(specialized.signature);
-  return program;
+  return impl->withCompiler([&](Impl::Compiler &compiler) {
+    SpecializedFunction specialized =
+        specialize(compiler.context, moduleText, function, &inputs);
+    CudaProgram program =
+        compileToPtx(*specialized.module, function, chip, features);
+    program.signature = std::move(specialized.signature);
+    return program;
+  });
 }
 
 std::shared_ptr<const CudaFunction> Jit::compileCudaFunction(
@@ -721,7 +727,15 @@ std::shared_ptr<const CudaFunction> Jit::compileCudaFunction(
                                       target.features);
   std::string key = diskKey + " " + std::to_string(target.device);
   return cached(impl->cacheMutex, impl->cudaCache, impl->stats, key, [&] {
-    return impl->compileCuda(diskKey, moduleText, function, inputs, target);
+    return impl->compileOrLoad<CudaFunction>(
+        diskKey, moduleText, function, inputs,
+        [&](mlir::ModuleOp module, llvm::TargetMachine &machine) {
+          return compileCudaHost(module, function, target.chip,
+                                 target.features, machine);
+        },
+        [&](const CachedObject &entry) {
+          return impl->loadCuda(diskKey, entry, target);
+        });
   });
 }
 
