@@ -264,6 +264,7 @@ def kernel_function(op: FusedOp) -> str:
 
 
 def registration() -> str:
+    families = list(dict.fromkeys(op.family for op in FUSED_OPS))
     lines = [
         "//===- FusedOpsRegistration.inc - torch.ops.fxmlir.* registrations -*- C++ -*-===//",
         "//",
@@ -273,27 +274,41 @@ def registration() -> str:
         "//",
         "// Included once with FXMLIR_REGISTER_SCHEMAS defined (the schemas) and",
         "// once per device with FXMLIR_REGISTER_<device> defined (its kernels:",
-        "// the glue of csrc/ops/FusedOps.h instantiated for that device).",
+        "// the glue of csrc/ops/FusedOps.h instantiated for that device). A",
+        "// translation unit registers the families whose",
+        "// FXMLIR_REGISTER_FAMILY_<family> is 1; one left undefined is",
+        "// FXMLIR_REGISTER_FAMILY_DEFAULT (1 unless defined 0), so that a",
+        "// device's kernels can compile in several units, in parallel.",
         "//",
         "//===" + "-" * 70 + "===//",
         "",
-        "#ifdef FXMLIR_REGISTER_SCHEMAS",
-        "TORCH_LIBRARY(fxmlir, m) {",
+        "#ifndef FXMLIR_REGISTER_FAMILY_DEFAULT",
+        "#define FXMLIR_REGISTER_FAMILY_DEFAULT 1",
+        "#endif",
     ]
+    for family in families:
+        macro = f"FXMLIR_REGISTER_FAMILY_{family.value}"
+        lines += [f"#ifndef {macro}", f"#define {macro} FXMLIR_REGISTER_FAMILY_DEFAULT",
+                  "#endif"]
+    lines += ["", "#ifdef FXMLIR_REGISTER_SCHEMAS", "TORCH_LIBRARY(fxmlir, m) {"]
     for op in FUSED_OPS:
         tags = ", ".join(f"at::Tag::{t}" for t in op.tags)
         lines.append(f"  m.def({_cpp_string(op.schema)}" + (f", {{{tags}}}" if tags else "")
                      + ");")
     lines += ["}", "#endif", ""]
     for device in DEVICES:
-        lines += [f"#ifdef FXMLIR_REGISTER_{device}",
-                  f"TORCH_LIBRARY_IMPL(fxmlir, {device}, m) {{",
-                  "  using namespace fxmlir::ops;"]
-        for op in FUSED_OPS:
-            if device == "Meta" or device in op.devices:
-                lines.append(f"  m.impl({_cpp_string(op.name)}, "
-                             f"TORCH_FN({kernel_function(op)}<Device::{device}>));")
-        lines += ["}", "#endif", ""]
+        for family in families:
+            ops = [op for op in FUSED_OPS
+                   if op.family is family and (device == "Meta" or device in op.devices)]
+            if not ops:
+                continue
+            lines += [f"#if defined(FXMLIR_REGISTER_{device}) && "
+                      f"FXMLIR_REGISTER_FAMILY_{family.value}",
+                      f"TORCH_LIBRARY_IMPL(fxmlir, {device}, m) {{",
+                      "  using namespace fxmlir::ops;"]
+            lines += [f"  m.impl({_cpp_string(op.name)}, "
+                      f"TORCH_FN({kernel_function(op)}<Device::{device}>));" for op in ops]
+            lines += ["}", "#endif", ""]
     return "\n".join(lines[:-1]) + "\n"
 
 

@@ -4,7 +4,7 @@
 // Each fused op's kernel function, written once for all devices: check the
 // arguments (with the same messages everywhere, symbolic shapes included),
 // allocate the result, and, on a real device, hand raw pointers to that
-// device's Launcher (FusedOpsCPU.cpp, cuda/FusedOpsCUDA.cu). The Meta kernel
+// device's Launcher (LauncherCPU.h, cuda/FusedOpsCUDA.cu). The Meta kernel
 // is the same function stopping before the launch. The functions are named
 // after their op (tools/gen_ops.py registers `fusedBiasAddGelu<Device::CPU>`
 // for fused_bias_add_gelu on CPU).

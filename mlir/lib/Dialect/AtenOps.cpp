@@ -1,7 +1,8 @@
 //===- AtenOps.cpp - ops generated from ATen schemas ----------------------===//
 //
-// Kept in its own translation unit: the generated definitions are large and
-// compile in parallel with the rest of the dialect.
+// One shard of the generated definitions: mlir/lib/CMakeLists.txt compiles
+// this file once per shard, with GET_OP_DEFS_<shard> defined, so that the
+// shards compile in parallel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,12 +14,4 @@
 using namespace mlir;
 using namespace mlir::fxmlir;
 
-#define GET_OP_CLASSES
 #include "fxmlir/Dialect/AtenOps.cpp.inc"
-
-void FxmlirDialect::registerAtenOps() {
-  addOperations<
-#define GET_OP_LIST
-#include "fxmlir/Dialect/AtenOps.cpp.inc"
-      >();
-}

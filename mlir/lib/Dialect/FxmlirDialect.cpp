@@ -23,7 +23,8 @@ void FxmlirDialect::initialize() {
 #define GET_OP_LIST
 #include "fxmlir/Dialect/FxmlirOps.cpp.inc"
       >();
-  registerAtenOps();
+  // The ATen ops, registered shard by shard (AtenOps.cpp).
+  registerFxmlirDialectOperations(this);
   registerFusedOps();
 }
 

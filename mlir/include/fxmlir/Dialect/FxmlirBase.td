@@ -32,8 +32,6 @@ def Fxmlir_Dialect : Dialect {
   let hasConstantMaterializer = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
   let extraClassDeclaration = [{
-    /// Adds the ops generated from ATen schemas (AtenOps.cpp).
-    void registerAtenOps();
     /// Adds the fused ops generated from their table (FusedOps.cpp).
     void registerFusedOps();
   }];
