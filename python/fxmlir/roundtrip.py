@@ -183,7 +183,7 @@ def _compile_each(regions: dict[str, str]) -> None:
     """Compiles the regions in parallel, one per core (the JIT releases the
     GIL and gives each compile its own context); raises for the first
     region, in graph order, that does not compile."""
-    workers = min(len(regions), os.cpu_count() or 1)
+    workers = min(len(regions), _usable_cores())
     if workers <= 1:
         for name, text in regions.items():
             _compile_one(name, text)
@@ -191,6 +191,13 @@ def _compile_each(regions: dict[str, str]) -> None:
     with ThreadPoolExecutor(workers, thread_name_prefix="fxmlir-jit") as pool:
         for _ in pool.map(_compile_one, regions.keys(), regions.values()):
             pass
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on (a container's, not the host's)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _compile_one(name: str, text: str) -> None:
