@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import threading
 import warnings
 
 import pytest
@@ -128,6 +129,29 @@ def test_a_region_that_does_not_compile_costs_only_the_regions(tmp_path, monkeyp
     with pytest.warns(FallbackWarning, match=r"no JIT regions: JIT region @jit_\w+: no code"):
         stages = train_steps(tmp_path, batches=(8,), codegen=True)
     assert "fxmlir.mlir_jit" not in stages["forward"]["fused_ops"]
+
+
+def test_regions_compile_at_once_and_the_first_failure_in_graph_order_raises(monkeypatch):
+    # Two compiles meet at a barrier: compiled one after the other, the first
+    # would wait for the second in vain.
+    from fxmlir import roundtrip
+
+    meet = threading.Barrier(2, timeout=10)
+    started = []
+
+    def compile_cpu(module, function):
+        started.append(function)
+        if function in ("jit_a", "jit_b"):
+            meet.wait()
+        if function in ("jit_b", "jit_d"):
+            raise _C.Error(f"no code for @{function}")
+
+    monkeypatch.setattr(_C, "jit_compile_cpu", compile_cpu)
+    monkeypatch.setattr(roundtrip, "_usable_cores", lambda: 4)
+    regions = {name: "" for name in ("jit_a", "jit_b", "jit_c", "jit_d")}
+    with pytest.raises(roundtrip.JitCompileFailure, match=r"^JIT region @jit_b: no code"):
+        roundtrip._compile_each(regions)
+    assert sorted(started) == sorted(regions)
 
 
 def test_codegen_settings():
