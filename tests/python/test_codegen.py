@@ -151,7 +151,8 @@ def test_regions_compile_at_once_and_the_first_failure_in_graph_order_raises(mon
     regions = {name: "" for name in ("jit_a", "jit_b", "jit_c", "jit_d")}
     with pytest.raises(roundtrip.JitCompileFailure, match=r"^JIT region @jit_b: no code"):
         roundtrip._compile_each(regions)
-    assert sorted(started) == sorted(regions)
+    # Compiles not started by then are cancelled: only a and b must have run.
+    assert {"jit_a", "jit_b"} <= set(started)
 
 
 def test_codegen_settings():
