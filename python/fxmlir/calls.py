@@ -5,15 +5,12 @@ schema by name, and rebuilt from a typed op's operands and attributes
 from __future__ import annotations
 
 import functools
-import inspect
-import operator
-import types
 from typing import Any, Callable
 
 import torch
-import torch.nn.functional as F
 
-from fxmlir import attrs, schema
+from fxmlir import attrs, dynamo_calls, schema
+from fxmlir.dynamo_calls import Call
 
 _LIST_KINDS = (schema.ArgKind.TENSOR_LIST, schema.ArgKind.OPTIONAL_TENSOR_LIST)
 
@@ -26,41 +23,6 @@ def typed_signature(op: torch._ops.OpOverload) -> schema.OpSignature | None:
     return schema.op_signature(op)
 
 
-# Modules whose builtins are direct bindings of ATen ops (Dynamo graphs call
-# them before autodiff: torch._C._nn.linear, torch.relu, ...).
-_ATEN_BINDING_MODULES = ("torch", "torch._C._nn", "torch._C._VariableFunctions",
-                         "torch._C._special", "torch._C._linalg")
-
-
-def builtin_overloads(fn: Any) -> list[torch._ops.OpOverload]:
-    """The ATen overloads a torch builtin function may dispatch to."""
-    if not isinstance(fn, types.BuiltinFunctionType) or \
-            getattr(fn, "__module__", None) not in _ATEN_BINDING_MODULES:
-        return []
-    return _overloads(fn.__name__)
-
-
-# Python operators Dynamo records before autodiff, by the ATen op they call
-# on tensors (`x + b` is operator.add, `0.5 * x` operator.mul).
-_OPERATOR_OPS = {
-    operator.add: "add", operator.sub: "sub", operator.mul: "mul",
-    operator.truediv: "div", operator.neg: "neg", operator.pow: "pow",
-    operator.eq: "eq", operator.ne: "ne", operator.lt: "lt", operator.le: "le",
-    operator.gt: "gt", operator.ge: "ge",
-}
-# Operators whose operands may swap: `0.5 * x` is `x * 0.5`, bit for bit.
-_COMMUTATIVE = {"add", "mul"}
-# torch.nn.functional wrappers that are one ATen op on their input when not
-# in place (Dynamo records them as Python functions): importing them as the
-# op lets patterns (bias_add + relu/silu/dropout) see them before autodiff.
-_FUNCTIONAL_OPS = {F.relu: "relu", F.silu: "silu", F.dropout: "dropout"}
-# Tensor methods that take sizes as varargs (`x.view(2, -1)`) where their
-# ATen op takes one list.
-_VARARG_SIZE_METHODS = {"view", "expand", "permute", "repeat"}
-
-Call = tuple[torch._ops.OpOverload, tuple, dict]
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -70,9 +32,8 @@ def typed_candidates(opcode: str, target: Any, args: tuple, kwargs: dict,
     """The ATen calls an FX call may be spelled as, arguments normalized,
     most specific first. OpOverloads are themselves; `X.Tensor` with a number
     for `other` (AOTAutograd's `mul.Tensor(x, 0.5)`) is also tried as
-    `X.Scalar`; Dynamo's torch builtins, Python operators and Tensor methods
-    map to the overloads of the ATen op of the same name, and functional
-    wrappers (F.relu, F.silu) not in place to their op."""
+    `X.Scalar`; the Python calls of Dynamo's graphs map to the ATen op they
+    call (dynamo_calls.py)."""
     if opcode == "call_function" and isinstance(target, torch._ops.OpOverload):
         calls: list[Call] = [(target, args, kwargs)]
         if target._overloadname == "Tensor" and len(args) == 2 and _is_number(args[1]):
@@ -80,34 +41,7 @@ def typed_candidates(opcode: str, target: Any, args: tuple, kwargs: dict,
             if scalar is not None:
                 calls.append((scalar, args, kwargs))
         return calls
-    if opcode == "call_function" and target in _OPERATOR_OPS:
-        name = _OPERATOR_OPS[target]
-        if name in _COMMUTATIVE and len(args) == 2 and not is_tensor(args[0]) \
-                and is_tensor(args[1]):
-            args = (args[1], args[0])
-        return [(op, args, kwargs) for op in _overloads(name)]
-    if opcode == "call_function" and target in _FUNCTIONAL_OPS:
-        bound = inspect.signature(target).bind(*args, **kwargs)
-        bound.apply_defaults()
-        if bound.arguments.pop("inplace"):
-            return []
-        return [(op, tuple(bound.arguments.values()), {})
-                for op in _overloads(_FUNCTIONAL_OPS[target])]
-    if opcode == "call_function":
-        return [(op, args, kwargs) for op in builtin_overloads(target)]
-    if opcode == "call_method" and isinstance(target, str):
-        if target in _VARARG_SIZE_METHODS and len(args) > 1 and \
-                all(isinstance(a, int) for a in args[1:]):
-            args = (args[0], list(args[1:]))
-        return [(op, args, kwargs) for op in _overloads(target)]
-    return []
-
-
-def _overloads(name: str) -> list[torch._ops.OpOverload]:
-    packet = getattr(torch.ops.aten, name, None)
-    if not isinstance(packet, torch._ops.OpOverloadPacket):
-        return []
-    return [getattr(packet, overload) for overload in packet.overloads()]
+    return dynamo_calls.aten_calls(opcode, target, args, kwargs, is_tensor)
 
 
 def _fits(rule: schema.ArgRule, value: Any, is_tensor: Callable[[Any], bool]) -> bool:
@@ -167,7 +101,7 @@ def bind_arguments(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> dict
         if a.name in kwargs:
             bound[a.name] = kwargs[a.name]
         elif a.has_default_value():
-            bound[a.name] = a.default_value
+            bound[a.name] = schema.default_value(a)
         elif str(a.type).startswith("Optional["):
             bound[a.name] = None
         else:

@@ -1,10 +1,11 @@
 """FX GraphModule -> fxmlir module (MLIR text, parsed and verified by the core).
 
 Schema-driven: a call whose ATen overload (the OpOverload itself, or the op
-a torch builtin, Python operator or Tensor method of Dynamo's graphs calls,
-python/fxmlir/calls.py) maps to a generated op (python/fxmlir/schema.py)
-becomes that typed op; anything else (custom ops, higher-order ops, Python
-callables, ops with symbolic non-tensor arguments) becomes `fxmlir.call`,
+a torch builtin, Python operator, Tensor method, basic indexing or functional
+wrapper of Dynamo's graphs calls, python/fxmlir/dynamo_calls.py) maps to a
+generated op (python/fxmlir/schema.py) becomes that typed op; anything
+else (custom ops, higher-order ops, Python callables, ops with symbolic
+non-tensor arguments) becomes `fxmlir.call`,
 which keeps the call's arguments verbatim, so every graph imports
 losslessly. What has no MLIR spelling costs only its own node: a value
 without a type (no fake value, a Python object, a subgraph module) is an

@@ -51,6 +51,7 @@ __all__ = [
     "enum_ods_name",
     "enums",
     "aten_overloads",
+    "default_value",
     "ods_accessor",
     "ods_def_name",
     "mlir_op_name",
@@ -370,7 +371,7 @@ def _arg_rule(arg: torch._C.Argument) -> ArgRule:
     common = dict(name=arg.name, ods_name=ods_name(arg.name),
                   kwarg_only=arg.kwarg_only)
     if arg.has_default_value():
-        common["default"] = _default(arg.default_value, kind)
+        common["default"] = default_value(arg)
 
     if kind == "TensorType":
         return ArgRule(kind=ArgKind.OPTIONAL_TENSOR if optional else ArgKind.TENSOR,
@@ -394,7 +395,13 @@ def _arg_rule(arg: torch._C.Argument) -> ArgRule:
     raise Unsupported(f"argument '{arg.name}' of type {arg.real_type}")
 
 
-def _default(value: Any, kind: str) -> Any:
+def default_value(arg: torch._C.Argument) -> Any:
+    """The Python value of a schema argument's default: torch's schemas
+    give an enum's (layout, memory format, dtype) as its number."""
+    ty = arg.real_type
+    if isinstance(ty, torch.OptionalType):
+        ty = ty.getElementType()
+    value, kind = arg.default_value, ty.kind()
     if kind in _ENUM_DEFAULTS and isinstance(value, int):
         return getattr(torch, _ENUM_DEFAULTS[kind][value])
     return value
@@ -466,10 +473,16 @@ def op_signature(op: OpOverload) -> OpSignature | None:
 # whether or not torch tags them core; `name` or `name.overload`.
 EXTRA_OPS = (
     # linear algebra, shapes and views
-    "addmm", "mm", "bmm", "linear", "view", "_unsafe_view", "t",
+    "addmm", "mm", "bmm", "matmul", "linear", "view", "_unsafe_view", "t",
     "transpose.int", "permute", "expand", "clone", "detach", "alias",
     "unsqueeze", "squeeze.dim", "squeeze.dims", "select.int", "slice.Tensor",
     "cat", "stack", "split.Tensor", "split_with_sizes", "_to_copy", "copy",
+    # Dynamo's Tensor methods and torch functions before autodiff, kept as
+    # the (maybe aliasing, composite) ops they call: `x.to(dtype)` returns x
+    # itself when it has that dtype, where `_to_copy` would copy.
+    "to.dtype", "to.device", "to.other", "contiguous", "reshape", "pad",
+    "arange.default", "arange.start", "arange.start_step", "lift_fresh_copy",
+    "scaled_dot_product_attention", "cross_entropy_loss",
     # pointwise
     "add.Tensor", "add.Scalar", "sub.Tensor", "sub.Scalar", "mul.Tensor",
     "mul.Scalar", "div.Tensor", "div.Scalar", "neg", "pow.Tensor_Scalar",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -191,6 +192,70 @@ def test_rms_norm_mean_over_one_dim_is_a_typed_op(tmp_path):
     imported = next(tmp_path.glob("*/graph_*/before_autodiff/input.mlir")).read_text()
     assert "fxmlir.aten.mean.dim" in imported
     assert "call_method:mean" not in imported
+
+
+def imported_calls(dump_dir: Path) -> Counter:
+    """The fxmlir.call targets of the graphs imported before autodiff."""
+    calls: Counter = Counter()
+    for imported in dump_dir.glob("*/graph_*/before_autodiff/input.mlir"):
+        calls.update(re.findall(r'"fxmlir\.call"\(.*\) \{target = "([^"]+)"',
+                                imported.read_text()))
+    return calls
+
+
+@pytest.mark.parametrize("index", [
+    (Ellipsis, slice(None, 4)), (Ellipsis, slice(4, None)), (slice(None), None),
+    (Ellipsis, None), 1, (Ellipsis, -1), (slice(None), slice(1, 7, 2)), Ellipsis,
+    (slice(None), slice(0, None), slice(None)), slice(None)],
+    ids=lambda index: repr(index).replace(" ", ""))
+def test_basic_indexing_is_the_view_op_it_calls(tmp_path, index):
+    # x[..., :4] is slice(x, 2, None, 4), x[:, None] unsqueeze, x[1] select,
+    # x[...] an alias: typed ops that patterns and regions see.
+    x = torch.randn(2, 3, 8, requires_grad=True)
+    check_like_eager(lambda x: x[index] * 2, [x], tmp_path)
+    assert "_operator.getitem" not in imported_calls(tmp_path)
+
+
+def test_indexing_with_several_steps_stays_a_call(tmp_path):
+    x = torch.randn(2, 3, 8, requires_grad=True)
+    check_like_eager(lambda x: x[:, None, 1, ::2] * 2, [x], tmp_path)
+    assert imported_calls(tmp_path)["_operator.getitem"] == 1
+
+
+def llama_calls(ids: torch.Tensor, table: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """The Python calls a LLaMA forward of transformers makes around its
+    GEMMs and attention, as Dynamo records them."""
+    h = F.embedding(ids, table, padding_idx=-1)
+    position = torch.arange(ids.shape[1], device=h.device)[None].float()
+    h = (h.to(torch.float32) + position[..., None].to(dtype=h.dtype) * 0.01).half().float()
+    h = h.to(device=h.device, dtype=torch.float32).to(h.device).to(h)
+    q = (h @ w).reshape(2, 6, 2, 4).transpose(1, 2)
+    q = torch.cat([torch.tensor([], dtype=q.dtype, device=q.device), q], dim=-2)
+    out = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+    logits = out.transpose(1, 2).contiguous().reshape(12, 8)
+    labels = F.pad(ids, (0, 1), "constant", -100)[..., 1:].contiguous().reshape(-1)
+    return F.cross_entropy(logits, labels.clamp(max=7), ignore_index=-100) \
+        + logits.sum() * torch.tensor(0.5)
+
+
+def test_llama_method_calls_are_typed_ops(tmp_path):
+    # The calls the issue counted in the zoo LLaMA's Dynamo graph:
+    # to, getitem, contiguous, reshape, float, tensor, embedding, pad,
+    # arange, scaled_dot_product_attention and cross_entropy.
+    ids = torch.randint(0, 10, (2, 6))
+    table, w = leaves(1, 10, 8) + leaves(1, 8, 8)
+    check_like_eager(lambda table, w: llama_calls(ids, table, w), [table, w], tmp_path)
+    assert imported_calls(tmp_path) == {}, imported_calls(tmp_path)
+
+
+def test_a_cast_to_its_own_dtype_returns_the_input_as_eager_does(tmp_path):
+    # x.to(x.dtype) is x itself (to.dtype), not a copy (_to_copy).
+    x = torch.randn(4, 8)
+    compiled = torch.compile(lambda x: (x.to(torch.float32), x.float(), x.contiguous()),
+                             backend=fxmlir.backend(dump_dir=str(tmp_path)))
+    for out, ref in zip(compiled(x), (x.to(torch.float32), x.float(), x.contiguous())):
+        assert (out.data_ptr() == x.data_ptr()) == (ref.data_ptr() == x.data_ptr())
+    assert imported_calls(tmp_path) == {}
 
 
 def test_factories_without_tensor_inputs(tmp_path):

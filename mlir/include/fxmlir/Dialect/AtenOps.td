@@ -635,6 +635,33 @@ def Aten_AnyDimsOp : Aten_Op<"any.dims", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
+def Aten_ArangeOp : Aten_Op<"arange", [Pure]> {
+  let summary = "aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor";
+  let arguments = (ins
+    Fxmlir_ScalarAttr:$end,
+    OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
+    OptionalAttr<Fxmlir_DeviceAttr>:$device,
+    OptionalAttr<BoolAttr>:$pin_memory
+  );
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "attr-dict `:` functional-type(operands, results)";
+}
+
+def Aten_ArangeStartOp : Aten_Op<"arange.start", [Pure]> {
+  let summary = "aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor";
+  let arguments = (ins
+    Fxmlir_ScalarAttr:$start,
+    Fxmlir_ScalarAttr:$end,
+    OptionalAttr<Fxmlir_DTypeAttr>:$dtype,
+    OptionalAttr<Fxmlir_LayoutAttr>:$layout,
+    OptionalAttr<Fxmlir_DeviceAttr>:$device,
+    OptionalAttr<BoolAttr>:$pin_memory
+  );
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "attr-dict `:` functional-type(operands, results)";
+}
+
 def Aten_ArangeStartStepOp : Aten_Op<"arange.start_step", [Pure]> {
   let summary = "aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor";
   let arguments = (ins
@@ -934,6 +961,16 @@ def Aten_ConstantPadNdOp : Aten_Op<"constant_pad_nd", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
+def Aten_ContiguousOp : Aten_Op<"contiguous", [Pure]> {
+  let summary = "aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)";
+  let arguments = (ins
+    Fxmlir_Tensor:$self,
+    Fxmlir_MemoryFormatAttr:$memory_format
+  );
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+}
+
 def Aten_ConvolutionOp : Aten_Op<"convolution", [Pure]> {
   let summary = "aten::convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor";
   let arguments = (ins
@@ -997,6 +1034,20 @@ def Aten_CoshOp : Aten_Op<"cosh", [Pure, Fxmlir_BroadcastShapes]> {
   let arguments = (ins Fxmlir_Tensor:$self);
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+}
+
+def Aten_CrossEntropyLossOp : Aten_Op<"cross_entropy_loss", [Pure]> {
+  let summary = "aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100, float label_smoothing=0.) -> Tensor";
+  let arguments = (ins
+    Fxmlir_Tensor:$self,
+    Fxmlir_Tensor:$target,
+    Fxmlir_OptionalTensor:$weight,
+    I64Attr:$reduction,
+    I64Attr:$ignore_index,
+    F64Attr:$label_smoothing
+  );
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "$self `,` $target `,` $weight attr-dict `:` functional-type(operands, results)";
 }
 
 def Aten_CumsumOp : Aten_Op<"cumsum", [Pure]> {
@@ -1465,6 +1516,13 @@ def Aten_LeakyReluOp : Aten_Op<"leaky_relu", [Pure, Fxmlir_BroadcastShapes]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
+def Aten_LiftFreshCopyOp : Aten_Op<"lift_fresh_copy", [Pure]> {
+  let summary = "aten::lift_fresh_copy(Tensor self) -> Tensor";
+  let arguments = (ins Fxmlir_Tensor:$self);
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+}
+
 def Aten_LinearOp : Aten_Op<"linear", [Pure]> {
   let summary = "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor";
   let arguments = (ins
@@ -1593,6 +1651,16 @@ def Aten_MaskedScatterOp : Aten_Op<"masked_scatter", [Pure]> {
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$self `,` $mask `,` $source attr-dict `:` functional-type(operands, results)";
+}
+
+def Aten_MatmulOp : Aten_Op<"matmul", [Pure]> {
+  let summary = "aten::matmul(Tensor self, Tensor other) -> Tensor";
+  let arguments = (ins
+    Fxmlir_Tensor:$self,
+    Fxmlir_Tensor:$other
+  );
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
 def Aten_MaxDimOp : Aten_Op<"max.dim", [Pure]> {
@@ -1998,6 +2066,18 @@ def Aten_OnesLikeOp : Aten_Op<"ones_like", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
+def Aten_PadOp : Aten_Op<"pad", [Pure]> {
+  let summary = "aten::pad(Tensor self, SymInt[] pad, str mode=\"constant\", float? value=None) -> Tensor";
+  let arguments = (ins
+    Fxmlir_Tensor:$self,
+    DenseI64ArrayAttr:$pad,
+    StrAttr:$mode,
+    OptionalAttr<F64Attr>:$value
+  );
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+}
+
 def Aten_PermuteOp : Aten_Op<"permute", [Pure]> {
   let summary = "aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)";
   let arguments = (ins
@@ -2222,6 +2302,16 @@ def Aten_ReplicationPad3dOp : Aten_Op<"replication_pad3d", [Pure]> {
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
 }
 
+def Aten_ReshapeOp : Aten_Op<"reshape", [Pure]> {
+  let summary = "aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)";
+  let arguments = (ins
+    Fxmlir_Tensor:$self,
+    DenseI64ArrayAttr:$shape
+  );
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+}
+
 def Aten_RoundOp : Aten_Op<"round", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::round(Tensor self) -> Tensor";
   let arguments = (ins Fxmlir_Tensor:$self);
@@ -2247,6 +2337,22 @@ def Aten_ScalarTensorOp : Aten_Op<"scalar_tensor", [Pure]> {
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "attr-dict `:` functional-type(operands, results)";
+}
+
+def Aten_ScaledDotProductAttentionOp : Aten_Op<"scaled_dot_product_attention", []> {
+  let summary = "aten::scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor";
+  let arguments = (ins
+    Fxmlir_Tensor:$query,
+    Fxmlir_Tensor:$key,
+    Fxmlir_Tensor:$value,
+    Fxmlir_OptionalTensor:$attn_mask,
+    F64Attr:$dropout_p,
+    BoolAttr:$is_causal,
+    OptionalAttr<F64Attr>:$scale,
+    BoolAttr:$enable_gqa
+  );
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "$query `,` $key `,` $value `,` $attn_mask attr-dict `:` functional-type(operands, results)";
 }
 
 def Aten_ScatterSrcOp : Aten_Op<"scatter.src", [Pure]> {
@@ -2606,6 +2712,46 @@ def Aten_ThresholdBackwardOp : Aten_Op<"threshold_backward", [Pure, Fxmlir_Broad
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "$grad_output `,` $self attr-dict `:` functional-type(operands, results)";
+}
+
+def Aten_ToDeviceOp : Aten_Op<"to.device", [Pure]> {
+  let summary = "aten::to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)";
+  let arguments = (ins
+    Fxmlir_Tensor:$self,
+    Fxmlir_DeviceAttr:$device,
+    Fxmlir_DTypeAttr:$dtype,
+    BoolAttr:$non_blocking,
+    BoolAttr:$copy,
+    OptionalAttr<Fxmlir_MemoryFormatAttr>:$memory_format
+  );
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+}
+
+def Aten_ToDtypeOp : Aten_Op<"to.dtype", [Pure]> {
+  let summary = "aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)";
+  let arguments = (ins
+    Fxmlir_Tensor:$self,
+    Fxmlir_DTypeAttr:$dtype,
+    BoolAttr:$non_blocking,
+    BoolAttr:$copy,
+    OptionalAttr<Fxmlir_MemoryFormatAttr>:$memory_format
+  );
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+}
+
+def Aten_ToOtherOp : Aten_Op<"to.other", [Pure]> {
+  let summary = "aten::to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)";
+  let arguments = (ins
+    Fxmlir_Tensor:$self,
+    Fxmlir_Tensor:$other,
+    BoolAttr:$non_blocking,
+    BoolAttr:$copy,
+    OptionalAttr<Fxmlir_MemoryFormatAttr>:$memory_format
+  );
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
 def Aten_TopkOp : Aten_Op<"topk", [Pure]> {
