@@ -155,6 +155,7 @@ TEST_F(JitTest, CompilesOnManyThreadsAtOnce) {
   for (std::thread &thread : threads)
     thread.join();
   EXPECT_EQ(jit.stats().compiled, kThreads);
+  EXPECT_EQ(jit.stats().idleCompilers, 1);
   for (int t = 0; t < kThreads; ++t) {
     ASSERT_TRUE(compiled[t]) << errors[t];
     size_t size = (t + 1) * 64;

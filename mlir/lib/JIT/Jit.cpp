@@ -416,6 +416,8 @@ struct Jit::Impl {
   };
   /// Runs `work` with an idle compiler (a new one when every compiler is
   /// busy), so that regions compile in parallel on as many threads as ask.
+  /// When the last busy one comes back, all but one idle compiler go: a
+  /// context per core would otherwise stay for the life of the process.
   template <typename Work> auto withCompiler(Work &&work);
 
   DiskCache disk;
@@ -424,6 +426,7 @@ struct Jit::Impl {
 
   std::mutex compilersMutex;
   std::vector<std::unique_ptr<Compiler>> idleCompilers;
+  int64_t busyCompilers = 0;
 
   std::shared_ptr<llvm::orc::LLJIT> lljit;
 
@@ -502,11 +505,19 @@ template <typename Work> auto Jit::Impl::withCompiler(Work &&work) {
       compiler = std::move(idleCompilers.back());
       idleCompilers.pop_back();
     }
+    ++busyCompilers;
   }
-  // Back to the pool however `work` ends.
+  // Back to the pool however `work` ends; the extra ones are destroyed
+  // outside the lock.
   llvm::scope_exit giveBack([&] {
+    std::vector<std::unique_ptr<Compiler>> extra;
     std::lock_guard<std::mutex> lock(compilersMutex);
     idleCompilers.push_back(std::move(compiler));
+    if (--busyCompilers == 0 && idleCompilers.size() > 1) {
+      extra.assign(std::make_move_iterator(idleCompilers.begin() + 1),
+                   std::make_move_iterator(idleCompilers.end()));
+      idleCompilers.resize(1);
+    }
   });
   return work(*compiler);
 }
@@ -742,8 +753,14 @@ std::shared_ptr<const CudaFunction> Jit::compileCudaFunction(
 std::string Jit::cacheDir() const { return impl->disk.dir(); }
 
 JitStats Jit::stats() const {
-  std::lock_guard<std::mutex> lock(impl->cacheMutex);
-  return impl->stats;
+  JitStats stats;
+  {
+    std::lock_guard<std::mutex> lock(impl->cacheMutex);
+    stats = impl->stats;
+  }
+  std::lock_guard<std::mutex> lock(impl->compilersMutex);
+  stats.idleCompilers = static_cast<int64_t>(impl->idleCompilers.size());
+  return stats;
 }
 
 std::vector<std::string> Jit::takeWarnings() {

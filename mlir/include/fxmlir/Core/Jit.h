@@ -228,6 +228,9 @@ struct JitStats {
   int64_t diskDiscarded = 0;
   double compileSeconds = 0;
   double diskLoadSeconds = 0;
+  /// Compilers (an MLIR context and a target machine each) kept between
+  /// compiles: one, however many compiled at once.
+  int64_t idleCompilers = 0;
 };
 
 /// Compiles and caches JIT functions. Thread-safe.
