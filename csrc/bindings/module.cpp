@@ -50,6 +50,10 @@ PYBIND11_MODULE(_C, m) {
         "The passes a round trip may run, in pipeline order.");
   m.def("stages", &fxmlir::stages,
         "The stages of a training step, each with a default pipeline.");
+  m.def("stage_passes", &fxmlir::stagePasses, py::arg("stage"),
+        py::arg("only"), py::arg("add"), py::arg("remove"),
+        "The passes a stage's pipeline runs: its default ones with `add` and "
+        "without `remove`, or exactly `only` when not empty.");
 
   py::class_<fxmlir::Module::PassRun>(m, "PassRun")
       .def_readonly("pass_name", &fxmlir::Module::PassRun::pass)

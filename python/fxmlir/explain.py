@@ -18,6 +18,8 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
+from fxmlir.passes import OUTLINE
+
 if TYPE_CHECKING:
     from fxmlir import _C
     from fxmlir.passes import Selection
@@ -50,6 +52,7 @@ def collect(module: _C.Module, selection: Selection, stage: str, graph: str) -> 
     """Adds the unfused sites of the module's stage pipeline when an explain
     run is in progress (the module itself is left as it is)."""
     sites = _sites.get()
+    selection = selection.removing(OUTLINE)  # fusions only
     if sites is None or not selection.for_stage(stage):
         return
     for site in module.clone().explain_fusions(selection.pipeline(stage)):

@@ -2,16 +2,23 @@
 default pipelines run each pass.
 
 The table lives in the core (mlir/lib/Core/PassRegistry.cpp), which also
-registers each stage's default pipeline as "fxmlir-<stage>" for fxmlir-opt,
-so fxmlir-opt, Python and FXMLIR_PASSES name passes the same way.
+builds each stage's pipeline, registered as "fxmlir-<stage>" with the
+selection as options: the round trip runs it, and fxmlir-opt by the same
+name, so fxmlir-opt, Python and FXMLIR_PASSES name passes the same way.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from fxmlir import _C
+
+# Codegen's pass (the codegen setting): JIT regions, after autodiff, where
+# its cost model says they beat eager's kernels.
+OUTLINE = "fxmlir-outline-jit-regions"
+# The eager_random setting's pass: fused random ops draw eager's masks.
+EAGER_RANDOM = "fxmlir-eager-random"
 
 
 @cache
@@ -24,11 +31,6 @@ def stages() -> tuple[str, ...]:
     return tuple(_C.stages())
 
 
-def stage_pipeline_name(stage: str) -> str:
-    """The registered default pipeline of a stage: "fxmlir-forward"."""
-    return "fxmlir-" + stage.replace("_", "-")
-
-
 def describe() -> str:
     """One line per pass: name, the stages that run it by default, summary."""
     width = max(map(len, registry()))
@@ -38,7 +40,7 @@ def describe() -> str:
 
 
 def default_pipeline(stage: str) -> tuple[str, ...]:
-    return tuple(n for n, p in registry().items() if stage in p.stages)
+    return Selection().for_stage(stage)
 
 
 @dataclass(frozen=True)
@@ -50,17 +52,24 @@ class Selection:
     added: frozenset[str] = frozenset()
     removed: frozenset[str] = frozenset()
 
-    @property
-    def is_default(self) -> bool:
-        return self.explicit is None and not self.added and not self.removed
-
     def for_stage(self, stage: str) -> tuple[str, ...]:
-        """The stage's passes, in pipeline order."""
+        """The stage's passes, in pipeline order (the core's rule)."""
+        if self.explicit == ():
+            return ()
+        return tuple(_C.stage_passes(stage, list(self.explicit or ()), sorted(self.added),
+                                     sorted(self.removed)))
+
+    def adding(self, name: str) -> Selection:
+        """This selection with pass `name` too."""
         if self.explicit is not None:
-            chosen = set(self.explicit)
-        else:
-            chosen = (set(default_pipeline(stage)) | self.added) - self.removed
-        return tuple(n for n in registry() if n in chosen)
+            return replace(self, explicit=tuple(dict.fromkeys(self.explicit + (name,))))
+        return replace(self, added=self.added | {name}, removed=self.removed - {name})
+
+    def removing(self, name: str) -> Selection:
+        """This selection without pass `name`."""
+        if self.explicit is not None:
+            return replace(self, explicit=tuple(n for n in self.explicit if n != name))
+        return replace(self, added=self.added - {name}, removed=self.removed | {name})
 
     def spelled(self) -> str:
         """The selection as FXMLIR_PASSES / `passes=` would spell it."""
@@ -69,12 +78,18 @@ class Selection:
         edits = [f"+{n}" for n in sorted(self.added)] + [f"-{n}" for n in sorted(self.removed)]
         return ",".join(["default", *edits])
 
-    def pipeline(self, stage: str) -> str:
-        """The textual pipeline of the stage: its registered name when
-        nothing was changed, else its passes."""
-        if self.is_default:
-            return stage_pipeline_name(stage)
-        return ",".join(self.for_stage(stage))
+    def pipeline(self, stage: str, region_device_types: tuple[str, ...] = ()) -> str:
+        """The stage's registered pipeline with the options that make it
+        this selection (for a selection that runs some pass)."""
+        if not self.for_stage(stage):
+            raise ValueError(f"the pass selection {self.spelled()!r} runs no pass "
+                             f"in the {stage} stage")
+        options = [f"{key}={','.join(names)}" for key, names in (
+            ("only", self.explicit or ()), ("add", sorted(self.added)),
+            ("remove", sorted(self.removed)), ("region-device-types", region_device_types))
+            if names]
+        name = "fxmlir-" + stage.replace("_", "-")
+        return f"{name}{{{' '.join(options)}}}" if options else name
 
 
 def parse_selection(items: list[str], what: str, given: object) -> Selection:

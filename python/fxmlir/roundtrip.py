@@ -29,17 +29,13 @@ from fxmlir.dump import Dumper
 from fxmlir.exporter import export_graph
 from fxmlir.importer import import_graph
 from fxmlir.opkinds import is_fused_op
+from fxmlir.passes import EAGER_RANDOM, OUTLINE, Selection
 from fxmlir.report import RoundTripRecord
 from fxmlir.repro import repro_source
 from fxmlir.standalone import COMPARE_SOURCE, standalone_source
 
-# Codegen's pass: run after autodiff, not selected by name (config.codegen),
-# keeping the regions its cost model says beat eager's kernels.
-_OUTLINE = "fxmlir-outline-jit-regions"
 # How the text of a region on a CUDA device spells its tensors' device.
 _CUDA_DEVICE = '#fxmlir.device<"cuda'
-# config.eager_random's pass: fused random ops draw eager's masks.
-_EAGER_RANDOM = "fxmlir-eager-random"
 
 
 class FallbackWarning(UserWarning):
@@ -103,20 +99,14 @@ def _round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     ops_before = _op_counts(module)
     dumper.module("imported", lambda: module.print(fx_names=True))
     explain.collect(module, options.passes, stage, f"{graph_id}/{label}")
-    passes = list(options.passes.for_stage(stage))
-    pipeline = [options.passes.pipeline(stage)] if passes else []
-    if options.eager_random:  # after the fusions that create the ops it marks
-        passes.append(_EAGER_RANDOM)
-        pipeline.append(_EAGER_RANDOM)
-    devices = _region_devices(options)
-    if devices and stage != "before_autodiff":
-        # After autodiff regions need no autograd formula.
-        passes.append(_OUTLINE)
-        pipeline.append(f"{_OUTLINE}{{cost-model=true device-types={devices}}}")
-    if pipeline:
-        # One PassManager for the stage; MLIR's instrumentation reports each
-        # pass's time and, when dumping, the module it left.
-        for run in module.run_pipeline(",".join(pipeline), snapshots=dumper.enabled):
+    selection = _selection(options)
+    passes = list(selection.for_stage(stage))
+    if passes:
+        # The stage's pipeline, built by the core; one PassManager, whose
+        # instrumentation reports each pass's time and, when dumping, the
+        # module it left.
+        pipeline = selection.pipeline(stage, _region_device_types(options))
+        for run in module.run_pipeline(pipeline, snapshots=dumper.enabled):
             times[run.pass_name] = times.get(run.pass_name, 0.0) + run.milliseconds
             dumper.module(run.pass_name, run.module_after)
     regions = _compile_regions(module, times, f"{graph_id}/{label}")
@@ -147,15 +137,26 @@ def _round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     return exported
 
 
-def _region_devices(options: Options) -> str | None:
-    """The device types JIT regions are outlined on, or None for none.
-    Unset, codegen follows the pass selection: on CPU tensors with the
-    default pipelines (edited or not), off with an explicit list of passes
-    ("none" is a plain round trip). CUDA regions only when asked for, until
-    a GPU run measures them."""
-    if options.codegen is None:
-        return "cpu" if options.passes.explicit is None else None
-    return "cpu,cuda" if options.codegen else None
+def _selection(options: Options) -> Selection:
+    """The passes chosen, with the passes of the eager_random and codegen
+    settings: codegen unset follows the pass selection (JIT regions on with
+    the default pipelines, edited or not; off with an explicit list of passes
+    without fxmlir-outline-jit-regions)."""
+    selection = options.passes
+    if options.eager_random:
+        selection = selection.adding(EAGER_RANDOM)
+    if options.codegen is True:
+        selection = selection.adding(OUTLINE)
+    elif options.codegen is False:
+        selection = selection.removing(OUTLINE)
+    return selection
+
+
+def _region_device_types(options: Options) -> tuple[str, ...]:
+    """The device types JIT regions are outlined on: CPU tensors (the
+    pipeline's default) unless codegen is asked for, which adds CUDA, until
+    a GPU run measures its regions."""
+    return ("cpu", "cuda") if options.codegen is True else ()
 
 
 class JitCompileFailure(RuntimeError):

@@ -196,6 +196,27 @@ TEST_F(CoreTest, EachStageHasANamedPipelineOfItsDefaultPasses) {
   }
 }
 
+TEST_F(CoreTest, StagePassesAddRemoveOrChooseOnly) {
+  const std::string outline = "fxmlir-outline-jit-regions";
+  auto has = [](const std::vector<std::string> &passes,
+                const std::string &name) {
+    return std::find(passes.begin(), passes.end(), name) != passes.end();
+  };
+  std::vector<std::string> forward = fxmlir::stagePasses("forward", {}, {}, {});
+  EXPECT_TRUE(has(forward, outline));
+  EXPECT_TRUE(has(forward, "cse"));
+  EXPECT_FALSE(has(fxmlir::stagePasses("forward", {}, {}, {outline}), outline));
+  // Regions never run before autodiff, even when added.
+  EXPECT_FALSE(has(fxmlir::stagePasses("before_autodiff", {}, {outline}, {}),
+                   outline));
+  // `only` keeps pipeline order, whatever order it names passes in.
+  EXPECT_EQ(fxmlir::stagePasses("backward", {outline, "cse"}, {}, {}),
+            (std::vector<std::string>{"cse", outline}));
+  EXPECT_THROW(fxmlir::stagePasses("forward", {}, {"fxmlir-nothing"}, {}),
+               fxmlir::Error);
+  EXPECT_THROW(fxmlir::stagePasses("sideways", {}, {}, {}), fxmlir::Error);
+}
+
 TEST_F(CoreTest, PipelineRunsReportEachPassWithTimeAndSnapshot) {
   Module module = Module::parse(context, kBiasGelu);
   std::vector<Module::PassRun> runs =

@@ -84,6 +84,21 @@ def test_without_codegen_no_regions(tmp_path):
     assert "fxmlir-outline-jit-regions" not in stages["forward"]["passes"]
 
 
+@pytest.mark.parametrize("passes, regions", [
+    ("-fxmlir-outline-jit-regions", False), ("cse,fxmlir-outline-jit-regions", True),
+    ("cse,canonicalize", False), ("default,+fxmlir-outline-jit-regions", True)])
+def test_regions_are_a_pass_selected_by_name(tmp_path, passes, regions):
+    # FXMLIR_PASSES and passes= name codegen's pass like any other; it
+    # never runs before autodiff, where a region would need a formula.
+    stages = train_steps(tmp_path, passes=passes)
+    for stage in ("forward", "backward"):
+        assert ("fxmlir.mlir_jit" in stages[stage]["fused_ops"]) == regions, stage
+        assert ("fxmlir-outline-jit-regions" in stages[stage]["passes"]) == regions, stage
+    assert "fxmlir-outline-jit-regions" not in stages["before_autodiff"]["passes"]
+    assert Options.from_env({"FXMLIR_PASSES": passes}).passes.for_stage("forward") == \
+        tuple(stages["forward"]["passes"])
+
+
 def test_regions_on_cpu_by_default(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", FallbackWarning)

@@ -15,6 +15,7 @@ import torch.nn as nn
 import fxmlir
 import fxmlir.config
 import fxmlir.dump
+from fxmlir import _C
 from fxmlir.config import Options
 from fxmlir.roundtrip import FallbackWarning
 
@@ -171,11 +172,24 @@ def test_good_selections():
     assert Options().updated({"stages": ("forward",)}).stages == {"forward"}
 
 
-def test_default_selections_run_the_registered_stage_pipelines():
-    default = Options().passes
-    assert default.pipeline("before_autodiff") == "fxmlir-before-autodiff"
-    assert Options().updated({"passes": "-cse"}).passes.pipeline("forward") == \
-        ",".join(p for p in fxmlir.passes.default_pipeline("forward") if p != "cse")
+def test_selections_run_the_registered_stage_pipelines_with_options():
+    def selection(spec):
+        return Options().updated({"passes": spec}).passes
+
+    assert Options().passes.pipeline("before_autodiff") == "fxmlir-before-autodiff"
+    assert selection("-cse,+fxmlir-approximate-gelu").pipeline("forward") == \
+        "fxmlir-forward{add=fxmlir-approximate-gelu remove=cse}"
+    assert selection("cse,canonicalize").pipeline("backward") == \
+        "fxmlir-backward{only=canonicalize,cse}"
+    # The core's pipeline runs exactly the passes the selection lists.
+    text = "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }"
+    for spec in ("default", "-cse,+fxmlir-eager-random", "cse,canonicalize"):
+        for stage in fxmlir.passes.stages():
+            module = _C.Context().parse(text, "f.mlir")
+            ran = [run.pass_name for run in module.run_pipeline(selection(spec).pipeline(stage))]
+            assert tuple(ran) == selection(spec).for_stage(stage), (spec, stage)
+    with pytest.raises(ValueError, match="runs no pass in the forward stage"):
+        selection("none").pipeline("forward")
 
 
 def _failing_compile(monkeypatch, **options):

@@ -1,8 +1,9 @@
 //===- PassRegistry.cpp - the passes and pipelines of a round trip --------===//
 //
 // The one place that lists, in order, the passes a round trip may run and
-// which stages run each by default. The per-stage pipelines are registered
-// from it by name ("fxmlir-forward", ...) for fxmlir-opt; users select
+// which stages run each by default, and that builds each stage's pipeline:
+// registered by name with its options ("fxmlir-forward{add=... remove=...}"),
+// it is what the round trip runs and what fxmlir-opt runs. Users select
 // passes by the same names from Python and FXMLIR_PASSES; the summaries
 // come from each pass's own registration.
 //
@@ -12,8 +13,11 @@
 #include "fxmlir/InitAll.h"
 
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Error.h"
 
 namespace {
 enum Stage : unsigned {
@@ -30,7 +34,10 @@ constexpr const char *kStageNames[] = {"before_autodiff", "forward", "backward",
 
 struct PipelineEntry {
   const char *name;
+  /// The stages whose default pipeline runs it.
   unsigned stages;
+  /// The stages it may run in when chosen.
+  unsigned allowedStages = AllStages;
 };
 
 constexpr PipelineEntry kPipeline[] = {
@@ -48,6 +55,28 @@ constexpr PipelineEntry kPipeline[] = {
     // Opt-in (the eager_random option): after the fusions that create the
     // random ops it marks.
     {"fxmlir-eager-random", 0},
+    // Codegen: last, it takes what the fusions left. After autodiff only:
+    // a region needs no autograd formula.
+    {"fxmlir-outline-jit-regions", AfterAutodiff, AfterAutodiff},
+};
+
+constexpr llvm::StringLiteral kOutline = "fxmlir-outline-jit-regions";
+
+/// What a stage pipeline runs besides its default passes.
+struct StageOptions : mlir::PassPipelineOptions<StageOptions> {
+  ListOption<std::string> only{
+      *this, "only",
+      llvm::cl::desc("Run exactly these passes (in pipeline order) instead "
+                     "of the stage's default ones")};
+  ListOption<std::string> add{
+      *this, "add", llvm::cl::desc("Passes added to the stage's default ones")};
+  ListOption<std::string> remove{
+      *this, "remove",
+      llvm::cl::desc("Passes removed from the stage's default ones")};
+  ListOption<std::string> regionDeviceTypes{
+      *this, "region-device-types",
+      llvm::cl::desc("The device types fxmlir-outline-jit-regions outlines "
+                     "on (cpu when none is given)")};
 };
 
 /// "fxmlir-before-autodiff" for "before_autodiff".
@@ -55,6 +84,74 @@ std::string pipelineName(llvm::StringRef stage) {
   std::string name = ("fxmlir-" + stage).str();
   llvm::replace(name, '_', '-');
   return name;
+}
+
+std::string passNames() {
+  std::string names;
+  for (const PipelineEntry &entry : kPipeline)
+    names += (names.empty() ? "" : ", ") + std::string(entry.name);
+  return names;
+}
+
+/// What a stage runs besides (or instead of) its default passes.
+struct Choice {
+  llvm::ArrayRef<std::string> only, add, remove;
+};
+
+/// The passes `choice` makes for the stage with bit `stage`, in pipeline
+/// order, or an error naming an unknown pass. A pass never runs in a stage
+/// it is not allowed in (a region needs no autograd formula only after
+/// autodiff).
+llvm::Expected<std::vector<const PipelineEntry *>> choosePasses(unsigned stage,
+                                                                Choice choice) {
+  for (auto [option, list] : {std::pair{"only", choice.only},
+                              std::pair{"add", choice.add},
+                              std::pair{"remove", choice.remove}})
+    for (const std::string &name : list)
+      if (llvm::none_of(kPipeline, [&](const PipelineEntry &entry) {
+            return name == entry.name;
+          }))
+        return llvm::createStringError("unknown pass '" + name +
+                                       "' in option '" + option +
+                                       "'; pipeline passes: " + passNames());
+  std::vector<const PipelineEntry *> chosen;
+  for (const PipelineEntry &entry : kPipeline) {
+    auto named = [&](llvm::ArrayRef<std::string> list) {
+      return llvm::is_contained(list, entry.name);
+    };
+    bool runs = choice.only.empty()
+                    ? ((entry.stages & stage) || named(choice.add)) &&
+                          !named(choice.remove)
+                    : named(choice.only);
+    if (runs && (entry.allowedStages & stage))
+      chosen.push_back(&entry);
+  }
+  return chosen;
+}
+
+/// Adds the stage's passes to `pm`: the round trip's pipeline, and
+/// fxmlir-opt's "fxmlir-<stage>{options}".
+mlir::LogicalResult
+buildStagePipeline(mlir::OpPassManager &pm, unsigned stage,
+                   const StageOptions &options,
+                   llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)>
+                       errorHandler) {
+  llvm::Expected<std::vector<const PipelineEntry *>> chosen = choosePasses(
+      stage, {options.only, options.add, options.remove});
+  if (!chosen)
+    return errorHandler(llvm::toString(chosen.takeError()));
+  for (const PipelineEntry *entry : *chosen) {
+    std::string pass = entry->name;
+    if (pass == kOutline) {
+      // The round trip keeps only regions that beat eager's kernels.
+      std::string devices = llvm::join(options.regionDeviceTypes, ",");
+      pass += "{cost-model=true device-types=" +
+              (devices.empty() ? std::string("cpu") : devices) + "}";
+    }
+    if (mlir::failed(mlir::parsePassPipeline(pass, pm)))
+      return errorHandler("cannot add pass '" + pass + "'");
+  }
+  return mlir::success();
 }
 } // namespace
 
@@ -79,23 +176,45 @@ std::vector<fxmlir::PassDescription> fxmlir::pipelinePasses() {
   return passes;
 }
 
+std::vector<std::string>
+fxmlir::stagePasses(const std::string &stage,
+                    const std::vector<std::string> &only,
+                    const std::vector<std::string> &add,
+                    const std::vector<std::string> &remove) {
+  const char *const *found = llvm::find(kStageNames, stage);
+  if (found == std::end(kStageNames))
+    throw Error("unknown stage '" + stage + "'; stages: before_autodiff, "
+                "forward, backward, inference");
+  unsigned bit = 1u << (found - std::begin(kStageNames));
+  llvm::Expected<std::vector<const PipelineEntry *>> chosen =
+      choosePasses(bit, {only, add, remove});
+  if (!chosen)
+    throw Error(llvm::toString(chosen.takeError()));
+  std::vector<std::string> names;
+  for (const PipelineEntry *entry : *chosen)
+    names.push_back(entry->name);
+  return names;
+}
+
 void fxmlir::registerPipelines() {
   for (auto [index, stage] : llvm::enumerate(kStageNames)) {
-    std::string passes;
-    for (const PipelineEntry &entry : kPipeline)
-      if (entry.stages & (1u << index))
-        passes += (passes.empty() ? "" : ",") + std::string(entry.name);
     std::string summary =
-        std::string("fxmlir's default pipeline for the ") + stage + " stage";
+        std::string("fxmlir's pipeline for the ") + stage +
+        " stage: its default passes, or those the options choose";
+    unsigned bit = 1u << index;
     mlir::registerPassPipeline(
         pipelineName(stage), summary,
-        [passes](mlir::OpPassManager &pm, llvm::StringRef options,
-                 llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)>
-                     errorHandler) {
-          if (!options.empty())
-            return errorHandler("fxmlir's pipelines take no options");
-          return mlir::parsePassPipeline(passes, pm);
+        [bit](mlir::OpPassManager &pm, llvm::StringRef text,
+              llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)>
+                  errorHandler) {
+          StageOptions options;
+          std::string error;
+          llvm::raw_string_ostream errorStream(error);
+          if (mlir::failed(options.parseFromString(text, errorStream)))
+            return errorHandler("bad options '" + text + "': " + error);
+          return buildStagePipeline(pm, bit, options, errorHandler);
         },
-        [](llvm::function_ref<void(const mlir::detail::PassOptions &)>) {});
+        [](llvm::function_ref<void(const mlir::detail::PassOptions &)>
+               optionHandler) { optionHandler(StageOptions()); });
   }
 }

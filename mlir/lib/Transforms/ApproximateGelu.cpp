@@ -1,5 +1,6 @@
 //===- ApproximateGelu.cpp - erf GELU as tanh GELU (opt-in) ---------------===//
 
+#include "fxmlir/Transforms/FusionConfig.h"
 #include "fxmlir/Transforms/Passes.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -14,12 +15,10 @@ namespace approximation {
 
 namespace {
 struct ApproximateGeluPass
-    : public impl::ApproximateGeluBase<ApproximateGeluPass> {
-  void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
+    : public PatternPass<ApproximateGeluPass, impl::ApproximateGeluBase,
+                         /*kFusion=*/false> {
+  static void populate(RewritePatternSet &patterns) {
     populateGeluApproximationPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
   }
 };
 } // namespace

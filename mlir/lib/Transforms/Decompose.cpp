@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fxmlir/Support/Dims.h"
+#include "fxmlir/Transforms/FusionConfig.h"
 #include "fxmlir/Transforms/Passes.h"
 #include "fxmlir/Transforms/PatternUtils.h"
 
@@ -121,12 +122,11 @@ struct SinkBiasAddBelowView : OpRewritePattern<ViewOp> {
   }
 };
 
-struct DecomposePass : public impl::DecomposeBase<DecomposePass> {
-  void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
+struct DecomposePass
+    : public PatternPass<DecomposePass, impl::DecomposeBase,
+                         /*kFusion=*/false> {
+  static void populate(RewritePatternSet &patterns) {
     populateDecomposePatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
   }
 };
 } // namespace

@@ -9,13 +9,11 @@ namespace mlir::fxmlir {
 
 namespace {
 struct FuseBiasAddActivationPass
-    : public impl::FuseBiasAddActivationBase<FuseBiasAddActivationPass> {
-  void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
+    : public PatternPass<FuseBiasAddActivationPass,
+                         impl::FuseBiasAddActivationBase,
+                         /*kFusion=*/true> {
+  static void populate(RewritePatternSet &patterns) {
     populateBiasAddActivationFusionPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     fusionRewriteConfig())))
-      signalPassFailure();
   }
 };
 } // namespace

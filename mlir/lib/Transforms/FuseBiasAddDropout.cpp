@@ -145,13 +145,10 @@ template <typename Dropout> struct FuseBiasDropout : OpRewritePattern<Dropout> {
 };
 
 struct FuseBiasAddDropoutPass
-    : public impl::FuseBiasAddDropoutBase<FuseBiasAddDropoutPass> {
-  void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
+    : public PatternPass<FuseBiasAddDropoutPass, impl::FuseBiasAddDropoutBase,
+                         /*kFusion=*/true> {
+  static void populate(RewritePatternSet &patterns) {
     populateBiasAddDropoutFusionPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     fusionRewriteConfig())))
-      signalPassFailure();
   }
 };
 } // namespace

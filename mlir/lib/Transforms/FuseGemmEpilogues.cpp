@@ -213,13 +213,10 @@ struct FuseLinearWeightBiasGradPattern : OpRewritePattern<SumDimIntListOp> {
 };
 
 struct FuseGemmEpiloguesPass
-    : public impl::FuseGemmEpiloguesBase<FuseGemmEpiloguesPass> {
-  void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
+    : public PatternPass<FuseGemmEpiloguesPass, impl::FuseGemmEpiloguesBase,
+                         /*kFusion=*/true> {
+  static void populate(RewritePatternSet &patterns) {
     populateGemmEpilogueFusionPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     fusionRewriteConfig())))
-      signalPassFailure();
   }
 };
 } // namespace

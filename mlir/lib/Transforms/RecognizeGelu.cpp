@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fxmlir/Transforms/FusionConfig.h"
 #include "fxmlir/Transforms/Passes.h"
 #include "fxmlir/Transforms/PatternUtils.h"
 
@@ -180,12 +181,11 @@ static bool isWideningCast(Value cast, Value input) {
 
 #include "fxmlir/Transforms/Patterns/GeluRecognition.inc"
 
-struct RecognizeGeluPass : public impl::RecognizeGeluBase<RecognizeGeluPass> {
-  void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
+struct RecognizeGeluPass
+    : public PatternPass<RecognizeGeluPass, impl::RecognizeGeluBase,
+                         /*kFusion=*/false> {
+  static void populate(RewritePatternSet &patterns) {
     populateWithGenerated(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
   }
 };
 } // namespace

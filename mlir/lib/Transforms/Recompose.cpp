@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fxmlir/Support/Dims.h"
+#include "fxmlir/Transforms/FusionConfig.h"
 #include "fxmlir/Transforms/Passes.h"
 #include "fxmlir/Transforms/PatternUtils.h"
 
@@ -72,12 +73,11 @@ struct RecomposeBiasAdd : OpRewritePattern<BiasAddOp> {
   }
 };
 
-struct RecomposePass : public impl::RecomposeBase<RecomposePass> {
-  void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
+struct RecomposePass
+    : public PatternPass<RecomposePass, impl::RecomposeBase,
+                         /*kFusion=*/false> {
+  static void populate(RewritePatternSet &patterns) {
     populateRecomposePatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
   }
 };
 } // namespace

@@ -6,6 +6,7 @@
 // RUN: fxmlir-opt %s --fxmlir-inference | FileCheck %s --check-prefix=AFTER
 // RUN: fxmlir-opt %s --fxmlir-before-autodiff | FileCheck %s --check-prefix=BEFORE
 // RUN: not fxmlir-opt %s --pass-pipeline="builtin.module(fxmlir-forward{x=1})" 2>&1 | FileCheck %s --check-prefix=OPTIONS
+// RUN: not fxmlir-opt %s --pass-pipeline="builtin.module(fxmlir-forward{add=fxmlir-fuse-everything})" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
 !x = tensor<8x64xf32, #fxmlir.device<"cpu">>
 !b = tensor<64xf32, #fxmlir.device<"cpu">>
@@ -19,7 +20,8 @@
 // BEFORE-LABEL: func.func @mlp
 // BEFORE: fxmlir.fused_bias_add_gelu
 // BEFORE: fxmlir.fused_bias_dropout_add {{.*}} packed = false
-// OPTIONS: fxmlir's pipelines take no options
+// OPTIONS: bad options 'x=1'
+// UNKNOWN: unknown pass 'fxmlir-fuse-everything' in option 'add'; pipeline passes: canonicalize, cse,
 func.func @mlp(%x: !i, %w: !w, %b: !b, %w2: !w, %b2: !b) -> (!x, !x, tensor<8x64xi1, #fxmlir.device<"cpu">>) {
   %0 = fxmlir.aten.addmm %b, %x, %w {alpha = 1 : i64, beta = 1 : i64} : (!b, !i, !w) -> !x
   %1 = fxmlir.aten.gelu %0 {approximate = "none"} : (!x) -> !x

@@ -147,6 +147,17 @@ struct PassDescription {
 /// Every pass a pipeline may hold, in the order pipelines run them.
 FXMLIR_API std::vector<PassDescription> pipelinePasses();
 
+/// The passes a stage's pipeline runs, in order: its default ones, with
+/// `add` and without `remove`, or exactly `only` when it is not empty; a
+/// pass never runs in a stage it does not allow (JIT regions before
+/// autodiff). Its registered pipeline takes the same lists as options:
+/// "fxmlir-forward{add=fxmlir-eager-random remove=cse}". Throws Error for
+/// an unknown stage or pass.
+FXMLIR_API std::vector<std::string>
+stagePasses(const std::string &stage, const std::vector<std::string> &only,
+            const std::vector<std::string> &add,
+            const std::vector<std::string> &remove);
+
 /// fxmlir-opt: mlir-opt with the fxmlir dialect, passes and pipelines.
 
 FXMLIR_API int optMain(int argc, char **argv);

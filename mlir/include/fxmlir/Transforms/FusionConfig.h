@@ -36,6 +36,24 @@ private:
   RewriterBase::Listener *previous;
 };
 
+/// How the pattern passes rewrite: `Base` is the pass's generated base
+/// (impl::RecomposeBase), `Derived::populate` fills its pattern set, and
+/// with `kFusion` the patterns apply with fusionRewriteConfig(), so that
+/// explain reports the sites they left.
+template <typename Derived, template <typename> class Base, bool kFusion>
+struct PatternPass : public Base<Derived> {
+  using Base<Derived>::Base;
+  void runOnOperation() final {
+    RewritePatternSet patterns(&this->getContext());
+    Derived::populate(patterns);
+    GreedyRewriteConfig config =
+        kFusion ? fusionRewriteConfig() : GreedyRewriteConfig();
+    if (failed(applyPatternsGreedily(this->getOperation(), std::move(patterns),
+                                     config)))
+      this->signalPassFailure();
+  }
+};
+
 } // namespace mlir::fxmlir
 
 #endif // FXMLIR_TRANSFORMS_FUSIONCONFIG_H

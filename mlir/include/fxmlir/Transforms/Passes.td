@@ -1,7 +1,7 @@
 //===- Passes.td - fxmlir graph passes ---------------------*- tablegen -*-===//
 //
-// Every fxmlir pass, in the order the default pipelines run them (the
-// pipelines, per stage, are declared in lib/Core/PassRegistry.cpp).
+// The fxmlir graph passes. Which stages run them, and in what order, is
+// declared once, in lib/Core/PassRegistry.cpp.
 //
 //===----------------------------------------------------------------------===//
 
