@@ -121,21 +121,21 @@ func.func @forward(%x: tensor<2x4xf32, {_CPU}>, %b: tensor<4xf32, {_CPU}>)
 
 
 def test_explain_names_patterns_whole(context):
-    # An eval-mode dropout after a bias: the dropout fusion, a template,
-    # is named with its argument (it was cut to "DropoutOp>").
+    # An eval-mode dropout after a bias + GELU: the dropout fusion, a
+    # template, is named with its argument (it was cut to "DropoutOp>").
     text = f"""
 func.func @forward(%x: tensor<2x4xf32, {_CPU}>, %b: tensor<4xf32, {_CPU}>)
     -> tensor<2x4xf32, {_CPU}> {{
-  %s = fxmlir.bias_add %x, %b {{axis = 1 : i64}}
-      : (tensor<2x4xf32, {_CPU}>, tensor<4xf32, {_CPU}>) -> tensor<2x4xf32, {_CPU}> loc("add")
+  %s = fxmlir.fused_bias_add_gelu %x, %b {{approximate = "none", axis = 1 : i64}}
+      : (tensor<2x4xf32, {_CPU}>, tensor<4xf32, {_CPU}>) -> tensor<2x4xf32, {_CPU}> loc("gelu")
   %d = fxmlir.aten.dropout %s {{p = 0.1 : f64, train = false}}
       : (tensor<2x4xf32, {_CPU}>) -> tensor<2x4xf32, {_CPU}> loc("dropout")
   return %d : tensor<2x4xf32, {_CPU}>
 }}
 """
-    (site,) = context.parse(text).explain_fusions("fxmlir-fuse-bias-add-dropout")
+    (site,) = context.parse(text).explain_fusions("fxmlir-fuse-mask-draws")
     assert site.location == "dropout"
-    assert site.pattern == "FuseBiasDropout<DropoutOp>"
+    assert site.pattern == "FuseActivationDropout<DropoutOp>"
     assert site.reason == "not a training dropout"
 
 

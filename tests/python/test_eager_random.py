@@ -149,6 +149,35 @@ def test_without_eager_random_the_masks_are_fxmlirs_own(tmp_path, form):
     assert "eager_random" not in module
 
 
+@pytest.mark.parametrize("form", FORMS)
+def test_the_seeds_two_kernel_form_trains_like_eager(tmp_path, form):
+    # Without fxmlir-fuse-mask-draws the seed's rewrite stays as it wrote it
+    # (random_mask_like draws, fused_bias_add_mask_scale applies, forward and
+    # backward): each residual dropout of a bias add; the dropouts after
+    # GELU have no two-kernel form and stay eager's.
+    stages, fused_in, _ = FORMS[form]
+    fused, eager = fused_and_eager("cpu", fxmlir.backend(
+        eager_random=True, stages=stages, passes="-fxmlir-fuse-mask-draws",
+        dump_dir=str(tmp_path)))
+    assert_matches_eager(fused, eager)
+    _, summary = stage(tmp_path, fused_in)
+    assert summary["fused_ops"]["fxmlir.random_mask_like"] == 2
+    assert summary["fused_ops"]["fxmlir.fused_bias_add_mask_scale"] == 2
+    assert "fxmlir.fused_bias_dropout_add" not in summary["fused_ops"]
+
+
+def test_the_dumps_show_the_seeds_rewrite_then_the_merged_kernel(tmp_path):
+    fused_and_eager("cpu", fxmlir.backend(stages="before_autodiff", dump_dir=str(tmp_path)),
+                    steps=1)
+    (folder,) = tmp_path.glob("*/graph_*/before_autodiff")
+    (seed,) = folder.glob("*-fxmlir-fuse-bias-add-dropout.mlir")
+    (merged,) = folder.glob("*-fxmlir-fuse-mask-draws.mlir")
+    assert seed.read_text().count("fxmlir.random_mask_like") == 2
+    assert seed.read_text().count("fxmlir.fused_bias_add_mask_scale") == 2
+    assert "fxmlir.random_mask_like" not in merged.read_text()
+    assert merged.read_text().count("fxmlir.fused_bias_dropout_add") == 4
+
+
 def test_the_environment_variable_turns_it_on(tmp_path, monkeypatch):
     monkeypatch.setenv("FXMLIR_EAGER_RANDOM", "1")
     fused, eager = fused_and_eager("cpu", fxmlir.backend(dump_dir=str(tmp_path)))

@@ -37,8 +37,8 @@ std::string locationName(Location loc) {
 }
 
 /// The pattern's name without namespaces, template arguments kept:
-/// "FuseBiasDropout<DropoutOp>" for "mlir::fxmlir::{anonymous}::
-/// FuseBiasDropout<mlir::fxmlir::DropoutOp>".
+/// "FuseActivationDropout<DropoutOp>" for "mlir::fxmlir::{anonymous}::
+/// FuseActivationDropout<mlir::fxmlir::DropoutOp>".
 std::string patternName(const Pattern &pattern) {
   std::string name = pattern.getDebugName().str();
   // Anonymous namespaces as clang and GCC spell them.

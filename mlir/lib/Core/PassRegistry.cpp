@@ -50,7 +50,9 @@ constexpr PipelineEntry kPipeline[] = {
     // Before the bias_add + GELU fusion, which would take its GELUs.
     {"fxmlir-fuse-gemm-epilogues", AllStages},
     {"fxmlir-fuse-bias-add-activation", AllStages},
+    // The seed's two-kernel dropout, then its mask draw in the kernel.
     {"fxmlir-fuse-bias-add-dropout", AllStages},
+    {"fxmlir-fuse-mask-draws", AllStages},
     {"fxmlir-recompose", AllStages},
     // Opt-in (the eager_random option): after the fusions that create the
     // random ops it marks.

@@ -1,6 +1,6 @@
-//===- BiasAddFusions.cpp - the bias_add + activation pattern set ---------===//
+//===- BiasAddFusions.cpp - the bias_add + activation/dropout patterns ----===//
 //
-// The family's patterns are every DRR def of its .td file: a new fusion of
+// Each family's patterns are every DRR def of its .td file: a new fusion of
 // the family is one def there.
 //
 //===----------------------------------------------------------------------===//
@@ -12,8 +12,15 @@ namespace mlir::fxmlir {
 namespace activation {
 #include "fxmlir/Transforms/Patterns/BiasAddActivationFusions.inc"
 } // namespace activation
+namespace dropout {
+#include "fxmlir/Transforms/Patterns/BiasAddDropoutFusions.inc"
+} // namespace dropout
 
 void populateBiasAddActivationFusionPatterns(RewritePatternSet &patterns) {
   activation::populateWithGenerated(patterns);
+}
+
+void populateBiasAddDropoutFusionPatterns(RewritePatternSet &patterns) {
+  dropout::populateWithGenerated(patterns);
 }
 } // namespace mlir::fxmlir

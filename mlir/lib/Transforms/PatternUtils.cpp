@@ -31,6 +31,17 @@ Type mlir::fxmlir::packedMaskType(Value like) {
   return RankedTensorType::get({bytes}, element, type.getEncoding());
 }
 
+Type mlir::fxmlir::boolMaskType(Value like) {
+  auto type = cast<RankedTensorType>(like.getType());
+  return RankedTensorType::get(type.getShape(),
+                               IntegerType::get(type.getContext(), 1),
+                               type.getEncoding());
+}
+
+FloatAttr mlir::fxmlir::dropoutScale(Builder &builder, FloatAttr p) {
+  return builder.getF64FloatAttr(1.0 / (1.0 - p.getValueAsDouble()));
+}
+
 Value mlir::fxmlir::createNone(OpBuilder &builder, Location loc) {
   return NoneOp::create(builder, loc, builder.getNoneType());
 }

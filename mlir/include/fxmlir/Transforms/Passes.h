@@ -19,8 +19,11 @@ void populateDecomposePatterns(RewritePatternSet &patterns);
 void populateBiasAddActivationFusionPatterns(RewritePatternSet &patterns);
 void populateGemmEpilogueFusionPatterns(RewritePatternSet &patterns);
 void populateGeluApproximationPatterns(RewritePatternSet &patterns);
-/// Dropout of a bias op (+ activation), with its residual add if any.
+/// The seed's dropout of a bias_add: random_mask_like + its scale.
 void populateBiasAddDropoutFusionPatterns(RewritePatternSet &patterns);
+/// A mask draw (or a dropout of a bias_add + activation) in one kernel
+/// with its scale and residual add.
+void populateMaskDrawFusionPatterns(RewritePatternSet &patterns);
 void populateRecomposePatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::fxmlir

@@ -86,18 +86,32 @@ def FuseBiasAddActivation : Pass<"fxmlir-fuse-bias-add-activation"> {
 }
 
 def FuseBiasAddDropout : Pass<"fxmlir-fuse-bias-add-dropout"> {
-  let summary = "Fuse bias_add (+ activation) + dropout (+ a residual add) into one kernel drawing its mask";
+  let summary = "The seed's bias_add + dropout rewrite: draw the mask, apply bias, mask and scale in one kernel";
   let description = [{
-    Before autodiff: `residual + dropout(f(x, b), p, train)` (either order)
-    and `dropout(f(x, b), p, train)`, where f is `bias_add` or a
-    `fused_bias_add_{gelu,relu,silu}` (run fxmlir-fuse-bias-add-activation
-    first) used only by the dropout, ->
-    `fused_bias_dropout_add(x, b, residual or none, packed=true,
-    activation=...)`: its autograd formula saves the mask packed at 1 bit
-    per element. After autodiff: `native_dropout(f(x, b))` and the residual
-    add of its output -> `fused_bias_dropout_add(..., packed=false)`, whose
-    bool mask replaces the dropout's (the backward graph reads it). p = 0
-    and eval mode are not dropout and are left alone.
+    OneFlow's DRR pattern: a training dropout of a `bias_add` used only by
+    it, `dropout(bias_add(x, b), p, train)` before autodiff, ->
+    `fused_bias_add_mask_scale(x, b, random_mask_like(x, p), scale =
+    1 / (1 - p))`; after autodiff `native_dropout(bias_add(x, b))` alike,
+    the drawn mask replacing its mask result (the backward graph reads
+    it). p = 0 and eval mode are not dropout and are left alone.
+    `fxmlir-fuse-mask-draws` then merges the draw into the kernel.
+  }];
+  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+}
+
+def FuseMaskDraws : Pass<"fxmlir-fuse-mask-draws"> {
+  let summary = "Draw a dropout's mask inside its kernel, with a residual add: fused_bias_dropout_add";
+  let description = [{
+    `fused_bias_add_mask_scale(x, b, random_mask_like(x, p))` whose scale is
+    1 / (1 - p), and the residual add of its output if any ->
+    `fused_bias_dropout_add(x, b, residual or none)`, one kernel that draws
+    the mask as it applies it. A draw read only by its scale (before
+    autodiff) is saved packed at 1 bit per element (`packed = true`: the
+    fused op's autograd formula reads it); a draw the backward graph reads
+    too stays a bool mask, a result of the fused op. A dropout of a fused
+    `bias_add` + GELU/ReLU/SiLU (run fxmlir-fuse-bias-add-activation first)
+    has no two-kernel form and becomes `fused_bias_dropout_add` with its
+    `activation` here, before and after autodiff.
   }];
   let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
 }

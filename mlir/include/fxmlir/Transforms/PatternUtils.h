@@ -26,6 +26,12 @@ bool isCudaTensor(Value value);
 /// The type of the packed mask (1 bit per element, ui8) of a tensor.
 Type packedMaskType(Value like);
 
+/// The type of the bool keep mask of a tensor: its shape, on its device.
+Type boolMaskType(Value like);
+
+/// 1 / (1 - p), the scale of the elements a dropout of rate `p` keeps.
+FloatAttr dropoutScale(Builder &builder, FloatAttr p);
+
 /// A new `fxmlir.none` value (an absent optional tensor).
 Value createNone(OpBuilder &builder, Location loc);
 
