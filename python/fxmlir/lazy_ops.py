@@ -1,16 +1,25 @@
-"""`torch.ops.fxmlir` that loads fxmlir's op library on first use.
+"""`torch.ops.fxmlir` that loads fxmlir's op library on first use, and
+AOTInductor packages that load it before they need it.
 
 Installed by the startup hook when torch is imported: a program saved with
 fxmlir's ops (`torch.export.save` after fxmlir.optimize) then loads in a
 fresh process without `import fxmlir.ops`, and when the library cannot load
-the error names fxmlir instead of a missing attribute.
+the error names fxmlir instead of a missing attribute. An AOTInductor
+package calls its ops from C++ by name, never through `torch.ops`: its
+loader looks for fxmlir's ops in the package's extern-kernel tables first.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import zipfile
 from types import ModuleType
 from typing import Any
+
+# How an AOTInductor package's extern-kernel table (a .json beside the
+# model's .so) names an op of fxmlir.
+_AOTI_TARGET = b'"target": "fxmlir::'
 
 
 def install_lazy_namespace(torch: ModuleType) -> None:
@@ -41,6 +50,45 @@ def install_lazy_namespace(torch: ModuleType) -> None:
     if "fxmlir" not in vars(torch.ops):
         torch.ops.fxmlir = LazyFxmlirNamespace("fxmlir")
         torch.ops._dir.append("fxmlir")
+    _install_aoti_loader(torch)
+
+
+def _install_aoti_loader(torch: ModuleType) -> None:
+    """Wraps torch's AOTInductor package loader (every Python path to a
+    package, aoti_load_package and torch._inductor.package, creates one)."""
+    aoti = getattr(torch._C, "_aoti", None)
+    loader = getattr(aoti, "AOTIModelPackageLoader", None)
+    if loader is None or getattr(loader, "__fxmlir_loader__", False):
+        return
+
+    class FxmlirAwareLoader(loader):
+        __fxmlir_loader__ = True
+
+        def __init__(self, path: Any, *args: Any) -> None:
+            target = _fxmlir_op_in_package(path)
+            if target is not None and sys.modules.get("fxmlir.ops") is None:
+                _load_ops(target)
+            super().__init__(path, *args)
+
+    FxmlirAwareLoader.__name__ = FxmlirAwareLoader.__qualname__ = loader.__name__
+    aoti.AOTIModelPackageLoader = FxmlirAwareLoader
+
+
+def _fxmlir_op_in_package(path: Any) -> str | None:
+    """The first fxmlir op an AOTInductor package's kernels call, if any."""
+    try:
+        with zipfile.ZipFile(os.fspath(path)) as archive:
+            for name in archive.namelist():
+                if not name.endswith(".json"):
+                    continue
+                data = archive.read(name)
+                start = data.find(_AOTI_TARGET)
+                if start >= 0:
+                    start += len(_AOTI_TARGET)
+                    return data[start:data.find(b'"', start)].decode()
+    except (OSError, TypeError, zipfile.BadZipFile):
+        pass  # torch's loader says what is wrong with the file
+    return None
 
 
 def _load_ops(op_name: str) -> None:

@@ -1,6 +1,7 @@
 """fxmlir.optimize for torch.export users: the fusions survive export,
-save and load in a fresh process; a program that needs fxmlir's ops says so
-when they cannot load; the dumped fx_after.py runs on its own."""
+save and load in a fresh process, as a saved program and as an AOTInductor
+package; a program that needs fxmlir's ops says so when they cannot load;
+the dumped fx_after.py runs on its own."""
 
 from __future__ import annotations
 
@@ -76,6 +77,44 @@ def test_a_program_whose_fxmlir_ops_cannot_load_names_fxmlir(tmp_path):
         import sys, torch
         sys.modules["fxmlir.ops"] = None  # as if the op library were missing
         torch.export.load({str(tmp_path / "model.pt2")!r})
+    """)
+    assert result.returncode != 0
+    assert "torch.ops.fxmlir.fused_bias_add_gelu is an op of fxmlir, whose op library did " \
+           "not load" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def aoti_package(tmp_path_factory):
+    """An AOTInductor package of an fxmlir.optimize'd program, and its
+    input and expected output."""
+    folder = tmp_path_factory.mktemp("aoti")
+    model, x = make_model(), torch.randn(4, 8)
+    ep = fxmlir.optimize(torch.export.export(model, (x,)))
+    assert fused_targets(ep.graph_module) == ["fxmlir.fused_bias_add_gelu.default"]
+    package = torch._inductor.aoti_compile_and_package(ep, package_path=str(folder / "m.pt2"))
+    torch.save({"x": x, "expected": model(x).detach()}, folder / "io.pt")
+    return package, folder / "io.pt"
+
+
+def test_an_aoti_package_with_fxmlir_ops_runs_in_a_fresh_process(aoti_package):
+    # Its kernels call fxmlir's ops from C++: the package loader loads them.
+    package, io = aoti_package
+    result = run(f"""
+        import sys, torch
+        model = torch._inductor.aoti_load_package({package!r})
+        io = torch.load({str(io)!r})
+        torch.testing.assert_close(model(io["x"]), io["expected"])
+        assert "fxmlir.ops" in sys.modules
+    """)
+    assert result.returncode == 0, result.stderr
+
+
+def test_an_aoti_package_whose_fxmlir_ops_cannot_load_names_fxmlir(aoti_package):
+    package, _ = aoti_package
+    result = run(f"""
+        import sys, torch
+        sys.modules["fxmlir.ops"] = None  # as if the op library were missing
+        torch._inductor.aoti_load_package({package!r})
     """)
     assert result.returncode != 0
     assert "torch.ops.fxmlir.fused_bias_add_gelu is an op of fxmlir, whose op library did " \
