@@ -272,13 +272,14 @@ def registration() -> str:
         "// Do not edit: change the table or the tool and rerun",
         "//   python tools/gen_ops.py",
         "//",
-        "// Included once with FXMLIR_REGISTER_SCHEMAS defined (the schemas) and",
-        "// once per device with FXMLIR_REGISTER_<device> defined (its kernels:",
-        "// the glue of csrc/ops/FusedOps.h instantiated for that device). A",
-        "// translation unit registers the families whose",
-        "// FXMLIR_REGISTER_FAMILY_<family> is 1; one left undefined is",
-        "// FXMLIR_REGISTER_FAMILY_DEFAULT (1 unless defined 0), so that a",
-        "// device's kernels can compile in several units, in parallel.",
+        "// Included with FXMLIR_REGISTER_SCHEMAS defined (the schemas) and with",
+        "// FXMLIR_REGISTER_<device> defined (a device's kernels: the glue of",
+        "// csrc/ops/FusedOps.h instantiated for that device). A translation",
+        "// unit registers the families whose FXMLIR_REGISTER_FAMILY_<family>",
+        "// is 1; one left undefined is FXMLIR_REGISTER_FAMILY_DEFAULT (1 unless",
+        "// defined 0), so that a device's kernels can compile in several units,",
+        "// in parallel, and a family can live in a library of its own (Jit:",
+        "// libfxmlir_jit_ops, which needs the compiler).",
         "//",
         "//===" + "-" * 70 + "===//",
         "",
@@ -290,12 +291,17 @@ def registration() -> str:
         macro = f"FXMLIR_REGISTER_FAMILY_{family.value}"
         lines += [f"#ifndef {macro}", f"#define {macro} FXMLIR_REGISTER_FAMILY_DEFAULT",
                   "#endif"]
-    lines += ["", "#ifdef FXMLIR_REGISTER_SCHEMAS", "TORCH_LIBRARY(fxmlir, m) {"]
-    for op in FUSED_OPS:
-        tags = ", ".join(f"at::Tag::{t}" for t in op.tags)
-        lines.append(f"  m.def({_cpp_string(op.schema)}" + (f", {{{tags}}}" if tags else "")
-                     + ");")
-    lines += ["}", "#endif", ""]
+    lines.append("")
+    for family in families:
+        lines += [f"#if defined(FXMLIR_REGISTER_SCHEMAS) && FXMLIR_REGISTER_FAMILY_{family.value}",
+                  "TORCH_LIBRARY_FRAGMENT(fxmlir, m) {"]
+        for op in FUSED_OPS:
+            if op.family is not family:
+                continue
+            tags = ", ".join(f"at::Tag::{t}" for t in op.tags)
+            lines.append(f"  m.def({_cpp_string(op.schema)}" + (f", {{{tags}}}" if tags else "")
+                         + ");")
+        lines += ["}", "#endif", ""]
     for device in DEVICES:
         for family in families:
             ops = [op for op in FUSED_OPS

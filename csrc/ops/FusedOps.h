@@ -15,7 +15,6 @@
 #define FXMLIR_OPS_FUSEDOPS_H
 
 #include "../kernels/common/BiasBroadcast.h"
-#include "../runtime/MlirJit.h"
 #include "Device.h"
 #include "../kernels/common/ElementTypes.h"
 #include "../kernels/common/Elementwise.h"

@@ -9,5 +9,6 @@
 
 #define FXMLIR_REGISTER_FAMILY_Bias 0
 #define FXMLIR_REGISTER_FAMILY_Dropout 0
+#define FXMLIR_REGISTER_FAMILY_Jit 0 // csrc/runtime
 #define FXMLIR_REGISTER_CPU
 #include "FusedOpsRegistration.inc"

@@ -126,3 +126,12 @@ std::vector<at::Tensor> fxmlir::ops::mlirJit<fxmlir::ops::Device::CPU>(
     c10::string_view module, c10::string_view function, at::TensorList inputs) {
   return runtime::mlirJitCpu(module, function, inputs);
 }
+
+// mlir_jit's schema and Meta and CPU kernels (CUDA: MlirJitCUDA.cu): this
+// library, which needs the compiler, registers the Jit family alone.
+#define FXMLIR_REGISTER_FAMILY_DEFAULT 0
+#define FXMLIR_REGISTER_FAMILY_Jit 1
+#define FXMLIR_REGISTER_SCHEMAS
+#define FXMLIR_REGISTER_Meta
+#define FXMLIR_REGISTER_CPU
+#include "../ops/FusedOpsRegistration.inc"

@@ -18,6 +18,7 @@
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAMiscFunctions.h>
+#include <torch/library.h>
 
 #include <cuda.h>
 
@@ -190,3 +191,8 @@ std::vector<at::Tensor> fxmlir::ops::mlirJit<fxmlir::ops::Device::CUDA>(
     c10::string_view module, c10::string_view function, at::TensorList inputs) {
   return runtime::mlirJitCuda(module, function, inputs);
 }
+
+#define FXMLIR_REGISTER_FAMILY_DEFAULT 0
+#define FXMLIR_REGISTER_FAMILY_Jit 1
+#define FXMLIR_REGISTER_CUDA
+#include "../ops/FusedOpsRegistration.inc"

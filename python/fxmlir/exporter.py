@@ -65,6 +65,8 @@ class _GraphBuilder:
             return
         operands = [self.value(i) for i in op["operands"]]
         if name == "fxmlir.mlir_jit":  # a JIT region: the call carries its function
+            import fxmlir.jit_ops  # noqa: F401 - the compiler's op library, when needed
+
             callee = op["attributes"]["callee"]["symbol"]
             node = self.graph.call_function(
                 torch.ops.fxmlir.mlir_jit.default,

@@ -16,7 +16,7 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from fxmlir import _C, importer
-import fxmlir.ops  # noqa: F401  (loads torch.ops.fxmlir)
+import fxmlir.jit_ops  # noqa: F401  (loads torch.ops.fxmlir.mlir_jit)
 
 __all__ = ["JitGraph", "function_text", "outline", "region_functions", "stats"]
 

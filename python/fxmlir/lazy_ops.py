@@ -11,6 +11,7 @@ loader looks for fxmlir's ops in the package's extern-kernel tables first.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import zipfile
@@ -36,7 +37,7 @@ def install_lazy_namespace(torch: ModuleType) -> None:
             except AttributeError:
                 if op_name.startswith("_"):
                     raise
-            if sys.modules.get("fxmlir.ops") is None:
+            if sys.modules.get(_library_module(op_name)) is None:
                 _load_ops(op_name)
                 try:
                     return super().__getattr__(op_name)
@@ -66,7 +67,7 @@ def _install_aoti_loader(torch: ModuleType) -> None:
 
         def __init__(self, path: Any, *args: Any) -> None:
             target = _fxmlir_op_in_package(path)
-            if target is not None and sys.modules.get("fxmlir.ops") is None:
+            if target is not None and sys.modules.get(_library_module(target)) is None:
                 _load_ops(target)
             super().__init__(path, *args)
 
@@ -91,9 +92,18 @@ def _fxmlir_op_in_package(path: Any) -> str | None:
     return None
 
 
+def _library_module(op_name: str) -> str:
+    """The module that loads the op library of `op_name`: fxmlir.jit_ops for
+    mlir_jit (it needs the compiler), fxmlir.ops for the fused kernels."""
+    from fxmlir.fused_ops import Family, by_name
+
+    op = by_name().get(op_name)
+    return "fxmlir.jit_ops" if op is not None and op.family is Family.JIT else "fxmlir.ops"
+
+
 def _load_ops(op_name: str) -> None:
     try:
-        import fxmlir.ops  # noqa: F401 - loads libfxmlir_ops.so, registers the ops
+        importlib.import_module(_library_module(op_name))  # registers the ops
     except ImportError as e:
         # Not an AttributeError: hasattr() (torch.export.load's op lookup)
         # must not turn this into a missing op.

@@ -1,8 +1,9 @@
 """The fused torch ops ``torch.ops.fxmlir.*`` and their autograd formulas.
 
 Importing this module loads ``libfxmlir_ops.so`` (the schemas and CPU, CUDA
-and Meta kernels of every op in fxmlir/fused_ops.py, built by CMake next to
-this file) and registers the backward of every op the table gives a `saves`
+and Meta kernels of every op in fxmlir/fused_ops.py but mlir_jit, whose
+library needs the compiler: fxmlir.jit_ops; built by CMake next to this
+file) and registers the backward of every op the table gives a `saves`
 list: ``backward_<op name>`` below, called with the op's arguments by name
 (the saved tensors and the non-tensor arguments, `axis` made non-negative),
 the output gradient, and the names of the inputs that need a gradient.
@@ -16,36 +17,20 @@ backward (gradient penalties, Hessian-vector products) is exact.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable
 
 import torch
 
 from fxmlir.fused_ops import FUSED_OPS, FusedOp
+from fxmlir.libraries import OpsLibraryNotFoundError, load
 
 __all__ = ["LIBRARY_PATH", "OpsLibraryNotFoundError"]
 
-LIBRARY_PATH = Path(__file__).with_name("libfxmlir_ops.so")
+LIBRARY_PATH = load("libfxmlir_ops.so")
 
 Grads = dict[str, torch.Tensor]
 
-
-class OpsLibraryNotFoundError(ImportError):
-    """libfxmlir_ops.so is missing: fxmlir was not built (or not installed)."""
-
-
-def _load_library() -> None:
-    if not LIBRARY_PATH.is_file():
-        raise OpsLibraryNotFoundError(
-            f"fxmlir op library not found at {LIBRARY_PATH}; build fxmlir "
-            "(pip install . or the CMake build) to create it",
-            path=str(LIBRARY_PATH),
-        )
-    torch.ops.load_library(str(LIBRARY_PATH))
-
-
-_load_library()
 fxmlir_ops = torch.ops.fxmlir
 
 

@@ -64,6 +64,9 @@ def test_exported_program_keeps_its_fusions_through_save_and_load(tmp_path):
         io = torch.load({str(tmp_path / "io.pt")!r})
         torch.testing.assert_close(ep.module()(io["x"]), io["expected"])
         assert "fxmlir.ops" in sys.modules
+        # Fused kernels only: the compiler (MLIR, LLVM) is not loaded.
+        assert "fxmlir.jit_ops" not in sys.modules
+        assert not any("libFxmlirCore" in line for line in open("/proc/self/maps"))
         print([str(n.target) for n in ep.graph.nodes if "fxmlir" in str(n.target)])
     """)
     assert result.returncode == 0, result.stderr
@@ -105,6 +108,7 @@ def test_an_aoti_package_with_fxmlir_ops_runs_in_a_fresh_process(aoti_package):
         io = torch.load({str(io)!r})
         torch.testing.assert_close(model(io["x"]), io["expected"])
         assert "fxmlir.ops" in sys.modules
+        assert not any("libFxmlirCore" in line for line in open("/proc/self/maps"))
     """)
     assert result.returncode == 0, result.stderr
 
@@ -178,7 +182,7 @@ class NormSoftmax(nn.Module):
         return torch.softmax(self.fc(self.norm(x) * 2), dim=-1) + 1
 
 
-def test_optimize_with_codegen_decomposes_what_regions_need():
+def test_optimize_with_codegen_decomposes_what_regions_need(tmp_path):
     torch.manual_seed(0)
     model = NormSoftmax()
     x = torch.randn(4, 16)
@@ -186,6 +190,18 @@ def test_optimize_with_codegen_decomposes_what_regions_need():
     regions = fused_targets(ep.graph_module)
     assert regions == ["fxmlir.mlir_jit.default"] * 2, regions
     torch.testing.assert_close(ep.module()(x), model(x))
+    # Saved, it loads in a fresh process: mlir_jit loads its own library,
+    # the one with the compiler.
+    torch.export.save(ep, tmp_path / "regions.pt2")
+    torch.save({"x": x, "expected": model(x).detach()}, tmp_path / "io.pt")
+    result = run(f"""
+        import sys, torch
+        ep = torch.export.load({str(tmp_path / "regions.pt2")!r})
+        io = torch.load({str(tmp_path / "io.pt")!r})
+        torch.testing.assert_close(ep.module()(io["x"]), io["expected"])
+        assert "fxmlir.jit_ops" in sys.modules
+    """)
+    assert result.returncode == 0, result.stderr
 
 
 def test_optimize_goes_on_when_its_dumps_cannot_be_written(tmp_path, monkeypatch):

@@ -52,7 +52,8 @@ def dynamic_section(binary: Path) -> str:
 @pytest.mark.skipif(shutil.which("readelf") is None, reason="binutils' readelf is not installed")
 def test_binaries_have_only_origin_relative_runpaths():
     names = {b.name for b in BINARIES}
-    assert {"_C", "libFxmlirCore.so", "libfxmlir_ops.so", "fxmlir-opt"} <= \
+    assert {"_C", "libFxmlirCore.so", "libfxmlir_ops.so", "libfxmlir_jit_ops.so",
+            "fxmlir-opt"} <= \
         {n.split(".")[0] if n.startswith("_C") else n for n in names}
     for binary in BINARIES:
         section = dynamic_section(binary)
@@ -61,10 +62,15 @@ def test_binaries_have_only_origin_relative_runpaths():
             if "(RUNPATH)" in line:
                 paths = line.split("[", 1)[1].rstrip("]").split(":")
                 assert all(p.startswith("$ORIGIN") for p in paths), (binary, paths)
-    # The op library finds the core beside it and torch's libraries in the
-    # torch package next to fxmlir.
+    # The fused kernels' library links no MLIR or LLVM (the core) and finds
+    # torch's libraries in the torch package next to fxmlir; mlir_jit's
+    # library finds the core beside it.
     ops = dynamic_section(PACKAGE / "libfxmlir_ops.so")
-    assert "Library runpath: [$ORIGIN:$ORIGIN/../torch/lib]" in ops
+    assert "Library runpath: [$ORIGIN/../torch/lib]" in ops
+    assert "libFxmlirCore" not in ops and "libMLIR" not in ops and "libLLVM" not in ops
+    jit_ops = dynamic_section(PACKAGE / "libfxmlir_jit_ops.so")
+    assert "Library runpath: [$ORIGIN:$ORIGIN/../torch/lib]" in jit_ops
+    assert "Shared library: [libFxmlirCore.so]" in jit_ops
 
 
 def test_version_command_and_type_hints_marker():
