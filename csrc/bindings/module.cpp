@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fxmlir/Core/Core.h"
-#include "fxmlir/Core/Jit.h"
+#include "fxmlir/JIT/Jit.h"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>

@@ -8,7 +8,7 @@
 #ifndef FXMLIR_RUNTIME_FUNCTIONS_H
 #define FXMLIR_RUNTIME_FUNCTIONS_H
 
-#include "fxmlir/Core/Jit.h"
+#include "fxmlir/JIT/Jit.h"
 
 #include <ATen/core/Tensor.h>
 #include <c10/util/Exception.h>

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fxmlir/Core/Jit.h"
+#include "fxmlir/JIT/Jit.h"
 
 #include <algorithm>
 #include <cstdlib>

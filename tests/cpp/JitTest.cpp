@@ -1,6 +1,6 @@
 //===- JitTest.cpp - tests of the JIT API ---------------------------------===//
 
-#include "fxmlir/Core/Jit.h"
+#include "fxmlir/JIT/Jit.h"
 
 #include <cmath>
 #include <cstdlib>

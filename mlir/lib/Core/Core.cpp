@@ -1,7 +1,7 @@
 //===- Core.cpp - Context and Module --------------------------------------===//
 
 #include "CoreImpl.h"
-#include "Diagnostics.h"
+#include "../Support/Diagnostics.h"
 
 #include "fxmlir/Dialect/FxmlirDialect.h"
 #include "fxmlir/InitAll.h"

@@ -2,7 +2,7 @@
 
 #include "CpuCodegen.h"
 
-#include "../Core/Diagnostics.h"
+#include "../Support/Diagnostics.h"
 
 #include "fxmlir/Conversion/Passes.h"
 

@@ -3,7 +3,7 @@
 #include "CudaCodegen.h"
 #include "CpuCodegen.h"
 
-#include "../Core/Diagnostics.h"
+#include "../Support/Diagnostics.h"
 
 #include "fxmlir/Conversion/Passes.h"
 

@@ -3,7 +3,7 @@
 #ifndef FXMLIR_LIB_JIT_CUDACODEGEN_H
 #define FXMLIR_LIB_JIT_CUDACODEGEN_H
 
-#include "fxmlir/Core/Jit.h"
+#include "fxmlir/JIT/Jit.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

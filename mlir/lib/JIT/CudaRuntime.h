@@ -11,7 +11,7 @@
 #ifndef FXMLIR_LIB_JIT_CUDARUNTIME_H
 #define FXMLIR_LIB_JIT_CUDARUNTIME_H
 
-#include "fxmlir/Core/Jit.h"
+#include "fxmlir/JIT/Jit.h"
 
 #include <string>
 #include <utility>

@@ -15,7 +15,7 @@
 #include "DiskCache.h"
 #include "Specialize.h"
 
-#include "../Core/Diagnostics.h"
+#include "../Support/Diagnostics.h"
 
 #include "fxmlir/Conversion/Passes.h"
 #include "fxmlir/InitAll.h"

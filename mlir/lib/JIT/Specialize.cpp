@@ -9,7 +9,7 @@
 
 #include "Specialize.h"
 
-#include "../Core/Diagnostics.h"
+#include "../Support/Diagnostics.h"
 
 #include "fxmlir/Conversion/FxmlirToLinalg.h"
 #include "fxmlir/Conversion/Passes.h"

@@ -3,7 +3,7 @@
 #ifndef FXMLIR_LIB_JIT_SPECIALIZE_H
 #define FXMLIR_LIB_JIT_SPECIALIZE_H
 
-#include "fxmlir/Core/Jit.h"
+#include "fxmlir/JIT/Jit.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"

@@ -17,8 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FXMLIR_CORE_JIT_H
-#define FXMLIR_CORE_JIT_H
+#ifndef FXMLIR_JIT_JIT_H
+#define FXMLIR_JIT_JIT_H
 
 #include "fxmlir/Core/Core.h"
 
@@ -301,4 +301,4 @@ private:
 
 } // namespace fxmlir::jit
 
-#endif // FXMLIR_CORE_JIT_H
+#endif // FXMLIR_JIT_JIT_H

@@ -1,7 +1,7 @@
 //===- Diagnostics.h - diagnostics as fxmlir::Error ------------*- C++ -*-===//
 
-#ifndef FXMLIR_LIB_CORE_DIAGNOSTICS_H
-#define FXMLIR_LIB_CORE_DIAGNOSTICS_H
+#ifndef FXMLIR_LIB_SUPPORT_DIAGNOSTICS_H
+#define FXMLIR_LIB_SUPPORT_DIAGNOSTICS_H
 
 #include "fxmlir/Core/Core.h"
 
@@ -55,4 +55,4 @@ private:
 };
 } // namespace fxmlir
 
-#endif // FXMLIR_LIB_CORE_DIAGNOSTICS_H
+#endif // FXMLIR_LIB_SUPPORT_DIAGNOSTICS_H
