@@ -1,7 +1,7 @@
 """The pass registry as Python sees it: names, summaries, and which stages'
 default pipelines run each pass.
 
-The table lives in the core (mlir/lib/Core/PassRegistry.cpp), which also
+The table lives in the core (mlir/lib/Registration/PassRegistry.cpp), which also
 builds each stage's pipeline, registered as "fxmlir-<stage>" with the
 selection as options: the round trip runs it, and fxmlir-opt by the same
 name, so fxmlir-opt, Python and FXMLIR_PASSES name passes the same way.

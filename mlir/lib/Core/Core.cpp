@@ -4,7 +4,7 @@
 #include "../Support/Diagnostics.h"
 
 #include "fxmlir/Dialect/FxmlirDialect.h"
-#include "fxmlir/InitAll.h"
+#include "fxmlir/Registration/InitAll.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"

@@ -7,7 +7,7 @@
 
 #include "CoreImpl.h"
 
-#include "fxmlir/InitAll.h"
+#include "fxmlir/Registration/InitAll.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/FileUtilities.h"

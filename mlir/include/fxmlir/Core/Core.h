@@ -1,7 +1,8 @@
 //===- Core.h - the public C++ API of the fxmlir core -----------*- C++ -*-===//
 //
-// The only symbols the self-contained core library exports. Nothing here
-// names an MLIR or LLVM type, so the library can link MLIR statically with
+// With the headers it includes (Support/Error.h, Registration/Pipelines.h)
+// and fxmlir/JIT/Jit.h, the only symbols the self-contained core library
+// exports. Nothing here names an MLIR or LLVM type, so the library can link MLIR statically with
 // its symbols hidden, and clients (the pybind11 module, fxmlir-opt, the C++
 // tests) build against this header alone, with any compiler and torch.
 //
@@ -10,23 +11,16 @@
 #ifndef FXMLIR_CORE_CORE_H
 #define FXMLIR_CORE_CORE_H
 
+#include "fxmlir/Registration/Pipelines.h"
+#include "fxmlir/Support/Error.h"
+
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-#define FXMLIR_API __attribute__((visibility("default")))
-
 namespace fxmlir {
-
-/// A failure the caller can act on: malformed IR, a failed verifier, an
-/// unknown pass. The message holds the diagnostics, each with its location.
-class FXMLIR_API Error : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
-};
 
 /// Input nesting brackets, braces, parentheses and angle brackets deeper than
 /// this (all kinds counted together) is refused before parsing: MLIR's parser,
@@ -129,34 +123,6 @@ private:
   explicit Module(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl;
 };
-
-/// The stages of a training step where round trips run; each has a default
-/// pipeline, registered as the pass pipeline "fxmlir-<stage>" (with `_` as
-/// `-`: "fxmlir-before-autodiff").
-FXMLIR_API std::vector<std::string> stages();
-
-/// A pass of the fxmlir pipelines, by the name fxmlir-opt, Python and
-/// FXMLIR_PASSES all use.
-struct PassDescription {
-  std::string name;
-  std::string summary;
-  /// The stages whose default pipeline runs it (none: opt-in).
-  std::vector<std::string> stages;
-};
-
-/// Every pass a pipeline may hold, in the order pipelines run them.
-FXMLIR_API std::vector<PassDescription> pipelinePasses();
-
-/// The passes a stage's pipeline runs, in order: its default ones, with
-/// `add` and without `remove`, or exactly `only` when it is not empty; a
-/// pass never runs in a stage it does not allow (JIT regions before
-/// autodiff). Its registered pipeline takes the same lists as options:
-/// "fxmlir-forward{add=fxmlir-eager-random remove=cse}". Throws Error for
-/// an unknown stage or pass.
-FXMLIR_API std::vector<std::string>
-stagePasses(const std::string &stage, const std::vector<std::string> &only,
-            const std::vector<std::string> &add,
-            const std::vector<std::string> &remove);
 
 /// fxmlir-opt: mlir-opt with the fxmlir dialect, passes and pipelines.
 

@@ -20,7 +20,7 @@
 #ifndef FXMLIR_JIT_JIT_H
 #define FXMLIR_JIT_JIT_H
 
-#include "fxmlir/Core/Core.h"
+#include "fxmlir/Support/Error.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,7 @@
 //===- Passes.td - fxmlir graph passes ---------------------*- tablegen -*-===//
 //
 // The fxmlir graph passes. Which stages run them, and in what order, is
-// declared once, in lib/Core/PassRegistry.cpp.
+// declared once, in lib/Registration/PassRegistry.cpp.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,6 +1,6 @@
 //===- InitAll.cpp - register everything fxmlir uses ----------------------===//
 
-#include "fxmlir/InitAll.h"
+#include "fxmlir/Registration/InitAll.h"
 
 #include "fxmlir/Conversion/Passes.h"
 #include "fxmlir/Dialect/FxmlirDialect.h"

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fxmlir/Core/Core.h"
-#include "fxmlir/InitAll.h"
+#include "fxmlir/Registration/Pipelines.h"
+#include "fxmlir/Registration/InitAll.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"

@@ -1,7 +1,7 @@
 //===- InitAll.h - register everything fxmlir uses --------------*- C++ -*-===//
 
-#ifndef FXMLIR_INITALL_H
-#define FXMLIR_INITALL_H
+#ifndef FXMLIR_REGISTRATION_INITALL_H
+#define FXMLIR_REGISTRATION_INITALL_H
 
 namespace mlir {
 class DialectRegistry;
@@ -14,9 +14,9 @@ void registerAllDialects(mlir::DialectRegistry &registry);
 /// per-stage pipelines, so that textual pipelines can refer to them. Safe to
 /// call more than once.
 void registerAllPasses();
-/// Registers the per-stage pipelines (lib/Core/PassRegistry.cpp); called by
-/// registerAllPasses.
+/// Registers the per-stage pipelines (lib/Registration/PassRegistry.cpp);
+/// called by registerAllPasses.
 void registerPipelines();
 } // namespace fxmlir
 
-#endif // FXMLIR_INITALL_H
+#endif // FXMLIR_REGISTRATION_INITALL_H
