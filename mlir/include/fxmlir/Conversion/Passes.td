@@ -1,7 +1,7 @@
 //===- Passes.td - JIT region passes -----------------------*- tablegen -*-===//
 //
-// The passes that turn fxmlir graphs into JIT-compiled code: outlining regions
-// of lowerable ops into functions, lowering those functions to linalg, and the
+// The passes that turn the functions fxmlir-outline-jit-regions outlined
+// (Transforms/) into JIT-compiled code: lowering them to linalg, and the
 // steps of the CPU and CUDA pipelines that upstream MLIR has no pass for. The
 // pipelines that chain them are registered in lib/Conversion/Pipelines.cpp.
 //
@@ -11,40 +11,6 @@
 #define FXMLIR_CONVERSION_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
-
-def OutlineJitRegions : Pass<"fxmlir-outline-jit-regions", "::mlir::ModuleOp"> {
-  let summary = "Outline maximal regions of lowerable ops into functions called by fxmlir.mlir_jit";
-  let description = [{
-    Groups the ops that `fxmlir-convert-to-linalg` can lower (elementwise
-    arithmetic, casts, comparisons, where/masked_fill, activations and their
-    gradients, and reductions over the last dim, including softmax and layer
-    norm forward and backward) into maximal regions connected by def-use
-    edges, never through an op outside the region (no cycles). Each region
-    with at least `min-ops` ops that compute something becomes a private
-    `func.func` named after the ops it holds, and one `fxmlir.mlir_jit` op
-    calling it; region values used elsewhere become its results. GEMMs, the
-    hand-written fused ops, calls of unknown ops and unsupported element
-    types (complex, float8) stay outside. A region never mixes devices.
-
-    Runs after autodiff, on functional graphs: ops that consume region results
-    may move below the `fxmlir.mlir_jit` op.
-  }];
-  let options = [
-    Option<"minOps", "min-ops", "unsigned", /*default=*/"2",
-           "Outline only regions with at least this many ops that compute "
-           "(detach/alias not counted): one op alone fuses nothing and its "
-           "torch kernel is already as good">,
-    Option<"costModel", "cost-model", "bool", /*default=*/"false",
-           "Outline only regions that move fewer bytes than the eager "
-           "kernels they replace, counting a call's overhead and the JIT's "
-           "slower row reductions (RegionCost.h)">,
-    ListOption<"deviceTypes", "device-types", "std::string",
-               "Outline only ops on these device types (\"cpu\", \"cuda\"; "
-               "all that lower when empty): those mlir_jit has kernels for">,
-  ];
-  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect",
-                           "::mlir::func::FuncDialect"];
-}
 
 def ConvertFxmlirToLinalg : Pass<"fxmlir-convert-to-linalg", "::mlir::ModuleOp"> {
   let summary = "Lower the fxmlir ops of JIT functions to linalg on tensors";

@@ -5,6 +5,7 @@
 
 #include "fxmlir/Dialect/FxmlirDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 

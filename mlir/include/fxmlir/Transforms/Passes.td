@@ -140,4 +140,38 @@ def EagerRandom : Pass<"fxmlir-eager-random"> {
   let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
 }
 
+def OutlineJitRegions : Pass<"fxmlir-outline-jit-regions", "::mlir::ModuleOp"> {
+  let summary = "Outline maximal regions of lowerable ops into functions called by fxmlir.mlir_jit";
+  let description = [{
+    Groups the ops that `fxmlir-convert-to-linalg` can lower (elementwise
+    arithmetic, casts, comparisons, where/masked_fill, activations and their
+    gradients, and reductions over the last dim, including softmax and layer
+    norm forward and backward) into maximal regions connected by def-use
+    edges, never through an op outside the region (no cycles). Each region
+    with at least `min-ops` ops that compute something becomes a private
+    `func.func` named after the ops it holds, and one `fxmlir.mlir_jit` op
+    calling it; region values used elsewhere become its results. GEMMs, the
+    hand-written fused ops, calls of unknown ops and unsupported element
+    types (complex, float8) stay outside. A region never mixes devices.
+
+    Runs after autodiff, on functional graphs: ops that consume region results
+    may move below the `fxmlir.mlir_jit` op.
+  }];
+  let options = [
+    Option<"minOps", "min-ops", "unsigned", /*default=*/"2",
+           "Outline only regions with at least this many ops that compute "
+           "(detach/alias not counted): one op alone fuses nothing and its "
+           "torch kernel is already as good">,
+    Option<"costModel", "cost-model", "bool", /*default=*/"false",
+           "Outline only regions that move fewer bytes than the eager "
+           "kernels they replace, counting a call's overhead and the JIT's "
+           "slower row reductions (RegionCost.h)">,
+    ListOption<"deviceTypes", "device-types", "std::string",
+               "Outline only ops on these device types (\"cpu\", \"cuda\"; "
+               "all that lower when empty): those mlir_jit has kernels for">,
+  ];
+  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // FXMLIR_TRANSFORMS_PASSES_TD

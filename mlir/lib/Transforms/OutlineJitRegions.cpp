@@ -11,7 +11,7 @@
 #include "RegionCost.h"
 
 #include "fxmlir/Conversion/FxmlirToLinalg.h"
-#include "fxmlir/Conversion/Passes.h"
+#include "fxmlir/Transforms/Passes.h"
 #include "fxmlir/Dialect/FxmlirDialect.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
@@ -26,7 +26,7 @@
 
 namespace mlir::fxmlir {
 #define GEN_PASS_DEF_OUTLINEJITREGIONS
-#include "fxmlir/Conversion/Passes.h.inc"
+#include "fxmlir/Transforms/Passes.h.inc"
 } // namespace mlir::fxmlir
 
 using namespace mlir;
