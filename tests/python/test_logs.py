@@ -142,3 +142,14 @@ def test_a_long_compile_warns_once_how_to_see_why(tmp_path):
     assert len(warnings) == 1, stderr
     assert "TORCH_LOGS=fxmlir" in warnings[0] and warnings[0].startswith("W")
     assert "so far)" not in stderr  # INFO stays off by default
+
+
+def test_steps_in_flight_share_one_watchdog_thread():
+    import threading
+
+    import fxmlir.progress
+
+    with fxmlir.progress.timed("a step"), fxmlir.progress.timed("a step inside it"):
+        threads = threading.enumerate()
+    assert not any(isinstance(t, threading.Timer) for t in threads)
+    assert sum(t.name == "fxmlir-progress" for t in threads) == 1
