@@ -32,6 +32,8 @@ from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
 from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from fxmlir.fake_values import fake_value
+
 log = logging.getLogger("fxmlir")
 
 # Device types autocast may be enabled for -> its dtype (None: disabled).
@@ -49,10 +51,8 @@ def _ambient_state() -> State:
 
 
 def _value(node: Any) -> Any:
-    if not isinstance(node, fx.Node):
-        return node
-    meta = node.meta
-    return meta["val"] if "val" in meta else meta.get("example_value")
+    """An argument's fake value: a node's, or the constant itself."""
+    return fake_value(node) if isinstance(node, fx.Node) else node
 
 
 def _floating_dtypes(value: Any) -> list[torch.dtype]:

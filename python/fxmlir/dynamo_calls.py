@@ -16,6 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn import _reduction
 
+from fxmlir.fake_values import fake_value
+
 Call = tuple[torch._ops.OpOverload, tuple, dict]
 IsTensor = Callable[[Any], bool]
 
@@ -99,12 +101,6 @@ def overloads(name: str) -> list[torch._ops.OpOverload]:
     return [getattr(packet, overload) for overload in packet.overloads()]
 
 
-def _value(node: Any) -> Any:
-    """The fake value of an FX node."""
-    meta = getattr(node, "meta", {})
-    return meta["val"] if "val" in meta else meta.get("example_value")
-
-
 def _bind(fn: Callable, args: tuple, kwargs: dict) -> dict[str, Any] | None:
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
@@ -123,7 +119,7 @@ def _getitem(args: tuple, kwargs: dict, is_tensor: IsTensor) -> list[Call]:
     Ellipsis: the one view op it is (`x[..., :8]` is slice(x, -1, None, 8));
     `x[...]` and `x[:]` are an alias. Other indexing stays a Python call."""
     source, index = args
-    value = _value(source)
+    value = fake_value(source)
     if not is_tensor(source) or not isinstance(value, torch.Tensor) or kwargs:
         return []
     items = list(index) if isinstance(index, tuple) else [index]
@@ -172,7 +168,7 @@ def _to(args: tuple, kwargs: dict, is_tensor: IsTensor) -> list[Call]:
         dtype = rest.pop(0)
     if device is None:
         return [] if dtype is None else [(_aten.to.dtype, (source, dtype, *rest), kwargs)]
-    value = _value(source)
+    value = fake_value(source)
     if dtype is None and isinstance(value, torch.Tensor):
         dtype = value.dtype
     return [(_aten.to.device, (source, device, dtype, *rest), kwargs)]
@@ -182,7 +178,7 @@ def _embedding(args: tuple, kwargs: dict, is_tensor: IsTensor) -> list[Call]:
     """F.embedding without max_norm (which renormalizes the weight in
     place) is aten.embedding, its padding index made non-negative."""
     bound = _bind(F.embedding, args, kwargs)
-    weight = _value(bound["weight"]) if bound else None
+    weight = fake_value(bound["weight"]) if bound else None
     if bound is None or bound["max_norm"] is not None or not isinstance(weight, torch.Tensor):
         return []
     padding_idx = bound["padding_idx"]

@@ -28,6 +28,7 @@ import torch.fx as fx
 from torch.utils import _pytree as pytree
 
 from fxmlir import attrs, calls, schema
+from fxmlir.fake_values import fake_value
 from fxmlir.mutation import mutation_touching_nodes
 from fxmlir.types import UnsupportedValue, value_type
 
@@ -78,12 +79,9 @@ def target_name(target: Any) -> str:
 
 
 def node_value(node: fx.Node) -> Any:
-    meta = node.meta
-    if "val" in meta:
-        return meta["val"]
-    if "example_value" in meta:  # Dynamo graphs
-        return meta["example_value"]
-    raise ImportFailure(node, "has no meta['val'] (graphs need fake-tensor metadata)")
+    if "val" not in node.meta and "example_value" not in node.meta:
+        raise ImportFailure(node, "has no meta['val'] (graphs need fake-tensor metadata)")
+    return fake_value(node)
 
 
 class _FunctionBuilder:

@@ -25,16 +25,14 @@ import torch.fx as fx
 from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils import _pytree as pytree
 
+from fxmlir.fake_values import fake_value
+
 # Python operators that write their first argument.
 _IN_PLACE_OPERATORS = frozenset({
     operator.setitem, operator.delitem, operator.iadd, operator.isub, operator.imul,
     operator.itruediv, operator.ifloordiv, operator.imod, operator.ipow, operator.imatmul,
     operator.iand, operator.ior, operator.ixor, operator.ilshift, operator.irshift,
 })
-
-
-def _value(node: fx.Node) -> Any:
-    return node.meta.get("val", node.meta.get("example_value"))
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:
@@ -114,7 +112,7 @@ def mutation_touching_nodes(graph: fx.Graph) -> set[fx.Node]:
     storages = _Storages()
     for node in graph.nodes:
         keys = [("storage", StorageWeakRef(t.untyped_storage()).cdata)
-                for t in _tensors(_value(node)) if _has_storage(t)]
+                for t in _tensors(fake_value(node)) if _has_storage(t)]
         if keys:
             storages.union([("node", node), *keys])
         elif node.op in ("call_function", "call_method", "call_module"):

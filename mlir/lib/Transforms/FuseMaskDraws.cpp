@@ -23,6 +23,7 @@
 #include "fxmlir/Transforms/Passes.h"
 #include "fxmlir/Transforms/PatternUtils.h"
 
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -70,15 +71,6 @@ AddTensorOp matchResidualAdd(Value output, Value mask, Operation *except) {
   return add;
 }
 
-/// Whether `value` is available at `op`: a block argument or a result of an
-/// earlier op of its block.
-bool isDefinedBefore(Value value, Operation *op) {
-  if (auto argument = dyn_cast<BlockArgument>(value))
-    return argument.getOwner() == op->getBlock();
-  Operation *def = value.getDefiningOp();
-  return def->getBlock() == op->getBlock() && def->isBeforeInBlock(op);
-}
-
 /// Replaces `fused.output` (or its residual add) with one
 /// fused_bias_dropout_add; the caller erases the ops it replaced. `except`
 /// is a mask reader the rewrite erases (the scale of a draw).
@@ -92,11 +84,15 @@ LogicalResult rewriteToFusedDropout(PatternRewriter &rewriter,
         add.getSelf() == fused.output ? add.getOther() : add.getSelf();
   Operation *root = add ? add.getOperation() : fused.output.getDefiningOp();
   // Drawn where the dropout drew, unless the residual comes later.
-  Operation *at = residual && !isDefinedBefore(residual, fused.draw)
+  DominanceInfo dominance;
+  auto availableAt = [&](Value value, Operation *op) {
+    return dominance.properlyDominates(value, op);
+  };
+  Operation *at = residual && !availableAt(residual, fused.draw)
                       ? root
                       : fused.draw;
-  if (!isDefinedBefore(fused.x, at) || !isDefinedBefore(fused.bias, at) ||
-      (residual && !isDefinedBefore(residual, at)))
+  if (!availableAt(fused.x, at) || !availableAt(fused.bias, at) ||
+      (residual && !availableAt(residual, at)))
     return rewriter.notifyMatchFailure(
         root, "an input is defined after the mask draw");
   rewriter.setInsertionPoint(at);
