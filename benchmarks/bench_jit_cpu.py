@@ -46,6 +46,9 @@ def cases(rows: int, cols: int) -> dict[str, tuple[Callable, list[torch.Tensor],
     w, b = torch.randn(cols), torch.randn(cols)
     layer_norm = lambda x, w, b: F.layer_norm(x, (cols,), w, b)  # noqa: E731
     softmax = lambda x: torch.softmax(x, -1)  # noqa: E731
+    half = cols // 2
+    cos, sin = torch.randn(cols), torch.randn(cols)
+    rotary = lambda x, c, s: x * c + torch.cat((-x[:, half:], x[:, :half]), -1) * s  # noqa: E731
     chains = {
         "x.float() * s (bf16)": (lambda x: x.float() * 0.125, [x.bfloat16()], 2),
         "tanh(a + b) * c": (lambda a, b, c: torch.tanh(a + b) * c, [x, y, z], 2),
@@ -53,6 +56,7 @@ def cases(rows: int, cols: int) -> dict[str, tuple[Callable, list[torch.Tensor],
         "gelu_new": (gelu_new, [x], 2),
         "layer_norm": (layer_norm, [x, w, b], 1),
         "softmax": (softmax, [x], 1),
+        "rotary (rotate_half)": (rotary, [x, cos, sin], 2),
     }
     result = {}
     for name, (fn, inputs, min_ops) in chains.items():

@@ -14,8 +14,8 @@ using namespace mlir::fxmlir;
 
 /// Makes the op computing `value` write it into `dest` when `value` is a
 /// destination-style result whose destination is an empty tensor, or an
-/// empty tensor filled with a constant (a reduction's accumulator), possibly
-/// behind expand_shapes. Returns false when it is not.
+/// empty tensor filled with a constant (a reduction's accumulator), or a
+/// chain of insert_slices into one, possibly behind expand_shapes. Returns false when it is not.
 static bool writeInto(Value value, Value dest, OpBuilder &b) {
   if (auto expand = value.getDefiningOp<tensor::ExpandShapeOp>()) {
     b.setInsertionPointAfterValue(dest);
@@ -38,6 +38,12 @@ static bool writeInto(Value value, Value dest, OpBuilder &b) {
     init->set(dest);
     return true;
   }
+  // A concatenation: slices inserted one after the other into an empty
+  // tensor.
+  if (isa<tensor::InsertSliceOp>(result.getOwner()) &&
+      initValue.getDefiningOp<tensor::InsertSliceOp>() &&
+      initValue.hasOneUse())
+    return writeInto(initValue, dest, b);
   // Other ops may share the fill: fill `dest` with the same value.
   if (auto fill = initValue.getDefiningOp<linalg::FillOp>()) {
     if (!fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())

@@ -41,6 +41,8 @@ static void addBufferization(OpPassManager &pm) {
   options.bufferizeFunctionBoundaries = true;
   options.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // A piece inserted into a slice of a result is computed in place there.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addPass(bufferization::createOneShotBufferizePass(options));
   // Folds expand_shape(collapse_shape(%out)) of keepdim results back to the
   // output argument, so that every result is seen to be one.
@@ -48,6 +50,7 @@ static void addBufferization(OpPassManager &pm) {
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createStridedCopiesToLinalg());
 }
 
 /// The last conversions of host code to the LLVM dialect, once memrefs,

@@ -21,9 +21,9 @@ func.func private @slice(%x: tensor<?x4x8xf32, #fxmlir.device<"cpu">>) -> (tenso
 
 // -----
 
-// slice_backward puts the gradient at the slice's positions of zeros: each
-// element reads the gradient at its position (clamped in bounds) and keeps
-// it where the position is in the slice.
+// slice_backward puts the gradient at the slice's positions of zeros. With a
+// step, each element reads the gradient at its position (clamped in bounds)
+// and keeps it where the position is in the slice.
 // CHECK-LABEL: func.func private @slice_backward
 // CHECK-SAME: (%[[G:.*]]: tensor<2x4x4xf32>)
 // CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<2x4x8xf32>
@@ -41,16 +41,34 @@ func.func private @slice_backward(%g: tensor<2x4x4xf32, #fxmlir.device<"cpu">>) 
 
 // -----
 
-// cat reads each piece at the index minus the piece's offset, clamped in
-// bounds, and selects the piece the index falls in.
+// Without a step, slice_backward is the gradient between zeros: a
+// concatenation (no zeros after a slice that runs to the end, and the
+// gradient itself for a slice of the whole dim).
+// CHECK-LABEL: func.func private @slice_backward_contiguous
+// CHECK-SAME: (%[[G:.*]]: tensor<2x4x3xf32>, %[[H:.*]]: tensor<2x4x5xf32>, %[[W:.*]]: tensor<2x4x8xf32>)
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[Z1:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<2x4x1xf32>)
+// CHECK: %[[Z4:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<2x4x4xf32>)
+// CHECK: %[[MID:.*]] = tensor.concat dim(2) %[[Z1]], %[[G]], %[[Z4]] : (tensor<2x4x1xf32>, tensor<2x4x3xf32>, tensor<2x4x4xf32>) -> tensor<2x4x8xf32>
+// CHECK: %[[ZERO2:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[Z3:.*]] = linalg.fill ins(%[[ZERO2]] : f32) outs(%{{.*}} : tensor<2x4x3xf32>)
+// CHECK: %[[END:.*]] = tensor.concat dim(2) %[[Z3]], %[[H]] : (tensor<2x4x3xf32>, tensor<2x4x5xf32>) -> tensor<2x4x8xf32>
+// CHECK: return %[[MID]], %[[END]], %[[W]]
+func.func private @slice_backward_contiguous(%g: tensor<2x4x3xf32, #fxmlir.device<"cpu">>, %h: tensor<2x4x5xf32, #fxmlir.device<"cpu">>, %w: tensor<2x4x8xf32, #fxmlir.device<"cpu">>) -> (tensor<2x4x8xf32, #fxmlir.device<"cpu">>, tensor<2x4x8xf32, #fxmlir.device<"cpu">>, tensor<2x4x8xf32, #fxmlir.device<"cpu">>) {
+  %0 = "fxmlir.call"(%g) {target = "aten::slice_backward.default", args = [#fxmlir.operand<0>, [2, 4, 8], 2, 1, 4, 1], kwargs = {}} : (tensor<2x4x3xf32, #fxmlir.device<"cpu">>) -> tensor<2x4x8xf32, #fxmlir.device<"cpu">>
+  %1 = "fxmlir.call"(%h) {target = "aten::slice_backward.default", args = [#fxmlir.operand<0>, [2, 4, 8], -1, 3, 9223372036854775807, 1], kwargs = {}} : (tensor<2x4x5xf32, #fxmlir.device<"cpu">>) -> tensor<2x4x8xf32, #fxmlir.device<"cpu">>
+  %2 = "fxmlir.call"(%w) {target = "aten::slice_backward.default", args = [#fxmlir.operand<0>, [2, 4, 8], 2, 0, 8, 1], kwargs = {}} : (tensor<2x4x8xf32, #fxmlir.device<"cpu">>) -> tensor<2x4x8xf32, #fxmlir.device<"cpu">>
+  return %0, %1, %2 : tensor<2x4x8xf32, #fxmlir.device<"cpu">>, tensor<2x4x8xf32, #fxmlir.device<"cpu">>, tensor<2x4x8xf32, #fxmlir.device<"cpu">>
+}
+
+// -----
+
+// cat is a tensor.concat of its pieces (fxmlir-fuse-elementwise splits the
+// elementwise ops reading it).
 // CHECK-LABEL: func.func private @cat
 // CHECK-SAME: (%[[A:.*]]: tensor<?x3xf32>, %[[B:.*]]: tensor<?x5xf32>)
-// CHECK: tensor.empty(%{{.*}}) : tensor<?x8xf32>
-// CHECK: %[[I:.*]] = linalg.index 1
-// CHECK: %[[FROM_B:.*]] = tensor.extract %[[B]]
-// CHECK: %[[IN_A:.*]] = arith.cmpi slt, %[[I]], %c3
-// CHECK: %[[FROM_A:.*]] = tensor.extract %[[A]]
-// CHECK: arith.select %[[IN_A]], %[[FROM_A]], %[[FROM_B]]
+// CHECK-NEXT: %[[C:.*]] = tensor.concat dim(1) %[[A]], %[[B]] : (tensor<?x3xf32>, tensor<?x5xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: return %[[C]]
 func.func private @cat(%a: tensor<?x3xf32, #fxmlir.device<"cpu">>, %b: tensor<?x5xf32, #fxmlir.device<"cpu">>) -> tensor<?x8xf32, #fxmlir.device<"cpu">> {
   %0 = fxmlir.aten.cat [%a, %b] {dim = 1 : i64} : (tensor<?x3xf32, #fxmlir.device<"cpu">>, tensor<?x5xf32, #fxmlir.device<"cpu">>) -> tensor<?x8xf32, #fxmlir.device<"cpu">>
   return %0 : tensor<?x8xf32, #fxmlir.device<"cpu">>

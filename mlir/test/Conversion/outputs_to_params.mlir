@@ -34,3 +34,19 @@ func.func @outputs(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>, te
   %kept = tensor.expand_shape %sum [[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
   return %exp, %kept, %x : tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A concatenation's pieces inserted one after the other into an empty
+// tensor are inserted into the output argument instead.
+// CHECK-LABEL: func.func @concatenation
+// CHECK-SAME: (%[[A:.*]]: tensor<2x4xf32>, %[[B:.*]]: tensor<2x4xf32>, %[[OUT:.*]]: tensor<2x8xf32>)
+// CHECK: %[[P:.*]] = tensor.insert_slice %[[A]] into %[[OUT]][0, 0] [2, 4] [1, 1]
+// CHECK: %[[R:.*]] = tensor.insert_slice %[[B]] into %[[P]][0, 4] [2, 4] [1, 1]
+// CHECK: return %[[R]]
+func.func @concatenation(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> tensor<2x8xf32> {
+  %e = tensor.empty() : tensor<2x8xf32>
+  %p = tensor.insert_slice %a into %e[0, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<2x8xf32>
+  %r = tensor.insert_slice %b into %p[0, 4] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<2x8xf32>
+  return %r : tensor<2x8xf32>
+}

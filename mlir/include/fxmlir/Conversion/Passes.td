@@ -40,13 +40,22 @@ def FuseElementwise : Pass<"fxmlir-fuse-elementwise", "::mlir::func::FuncOp"> {
     its sum and its result, stays one). A producer its consumer reads through a
     broadcast (a per-row statistic such as layer norm's rstd) is not fused:
     it would be recomputed for every element of the row.
+
+    An elementwise op reading a concatenation (`tensor.concat`) is computed
+    per piece on slices of its other operands, and its results concatenated
+    (SplitAtConcat.cpp); a slice of an elementwise producer is computed on
+    slices of its operands when the producer could be recomputed. So
+    concatenations move towards the results, each piece fuses with what it
+    reads, and no element is read at a computed index. The concatenations
+    left become writes of each piece into its slice of the result.
   }];
   let options = [
     Option<"maxRecomputeOps", "max-recompute-ops", "unsigned", /*default=*/"24",
            "Largest body (in ops) a consumer may reach by recomputing a producer "
            "that has several users">,
   ];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def OutputsToParams : Pass<"fxmlir-outputs-to-params", "::mlir::func::FuncOp"> {
@@ -60,6 +69,19 @@ def OutputsToParams : Pass<"fxmlir-outputs-to-params", "::mlir::func::FuncOp"> {
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def StridedCopiesToLinalg : Pass<"fxmlir-strided-copies-to-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Copies between non-contiguous buffers as linalg.copy";
+  let description = [{
+    Bufferization copies a value it cannot compute in place (a piece of a
+    concatenation written twice) with `memref.copy`. Between contiguous
+    buffers that is one memcpy; between slices it would be a call of MLIR's
+    C runner library (`memrefCopy`), which the JIT does not link, or an
+    invalid contiguous `gpu.memcpy` on the device. Those become `linalg.copy`,
+    lowered to loops or kernels like any other linalg op.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
 def ApproximateMath : Pass<"fxmlir-approximate-math"> {

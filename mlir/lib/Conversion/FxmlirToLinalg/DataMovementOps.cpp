@@ -4,11 +4,12 @@
 // (slice_backward: the slice's elements in zeros), concatenation, transposes
 // and contiguous copies, as in rotary embeddings and attention's head
 // layouts. Inside a region every value is a whole tensor, so a copy is its
-// operand and a slice an extract_slice. Concatenation and slice_backward read
-// their pieces at computed indices (tensor.extract at an index clamped in
-// bounds, then a select), which the CPU loops and the GPU mapping both take
-// as they are. None moves elements across dim 0: the runtime splits a
-// region's rows along it.
+// operand and a slice an extract_slice. A concatenation is a tensor.concat,
+// and slice_backward one of zeros and the gradient, which
+// fxmlir-fuse-elementwise splits its elementwise readers at; a strided
+// slice_backward reads the gradient at computed indices (tensor.extract at
+// an index clamped in bounds, then a select). None moves elements across
+// dim 0: the runtime splits a region's rows along it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -198,6 +199,26 @@ static SmallVector<Value> lowerSliceBackward(ImplicitLocOpBuilder &b,
   Value grad = operands[0];
   int64_t size = tensorType(op->getResult(0)).getDimSize(bounds.dim);
   Type element = tensorType(grad).getElementType();
+  int64_t after = size - bounds.start - bounds.length;
+  if (bounds.step == 1 && bounds.start == 0 && after == 0)
+    return {grad};
+  if (bounds.step == 1) {
+    // Zeros before and after the gradient: a concatenation, which the
+    // elementwise ops reading it are split at.
+    Value zero = arith::ConstantOp::create(b, b.getZeroAttr(element));
+    auto zeros = [&](int64_t length) {
+      Value empty = tensor::EmptyOp::create(
+          b, sizesWith(b, grad, bounds.dim, length), element);
+      return linalg::FillOp::create(b, zero, empty).getResult(0);
+    };
+    SmallVector<Value> pieces;
+    if (bounds.start > 0)
+      pieces.push_back(zeros(bounds.start));
+    pieces.push_back(grad);
+    if (after > 0)
+      pieces.push_back(zeros(after));
+    return {tensor::ConcatOp::create(b, bounds.dim, pieces)};
+  }
   return {generate(
       b, sizesWith(b, grad, bounds.dim, size), element,
       [&](ImplicitLocOpBuilder &nb, ValueRange index) {
@@ -269,38 +290,12 @@ static SmallVector<Value> lowerCat(ImplicitLocOpBuilder &b, Operation *op,
   int64_t rank = tensorType(cat.getResult()).getRank();
   int64_t dim = *innerDim(cat.getDim(), rank);
   SmallVector<Value> pieces;
-  SmallVector<int64_t> offsets, sizes;
-  int64_t total = 0;
-  for (auto [piece, lowered] : llvm::zip(cat.getTensors(), operands)) {
-    if (isSkippedPiece(piece))
-      continue;
-    pieces.push_back(lowered);
-    offsets.push_back(total);
-    sizes.push_back(tensorType(piece).getDimSize(dim));
-    total += sizes.back();
-  }
+  for (auto [piece, lowered] : llvm::zip(cat.getTensors(), operands))
+    if (!isSkippedPiece(piece))
+      pieces.push_back(lowered);
   if (pieces.size() == 1)
     return {pieces.front()};
-  Type element = tensorType(pieces.front()).getElementType();
-  return {generate(
-      b, sizesWith(b, pieces.front(), dim, total), element,
-      [&](ImplicitLocOpBuilder &nb, ValueRange index) {
-        // The last piece, then each earlier one where the index precedes
-        // the next piece's offset.
-        auto readPiece = [&](size_t k) {
-          Value position = arith::SubIOp::create(
-              nb, index[dim], arith::ConstantIndexOp::create(nb, offsets[k]));
-          return readClamped(nb, pieces[k], index, dim, position, sizes[k]);
-        };
-        Value value = readPiece(pieces.size() - 1);
-        for (size_t k = pieces.size() - 1; k-- > 0;) {
-          Value before = arith::CmpIOp::create(
-              nb, arith::CmpIPredicate::slt, index[dim],
-              arith::ConstantIndexOp::create(nb, offsets[k + 1]));
-          value = arith::SelectOp::create(nb, before, readPiece(k), value);
-        }
-        return value;
-      })};
+  return {tensor::ConcatOp::create(b, dim, pieces)};
 }
 
 //===----------------------------------------------------------------------===//

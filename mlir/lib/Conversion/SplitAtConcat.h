@@ -1,0 +1,22 @@
+//===- SplitAtConcat.h - elementwise ops per concatenated piece -*- C++ -*-===//
+
+#ifndef FXMLIR_LIB_CONVERSION_SPLITATCONCAT_H
+#define FXMLIR_LIB_CONVERSION_SPLITATCONCAT_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <functional>
+
+namespace mlir::fxmlir {
+
+/// Elementwise generics reading a tensor.concat computed per piece, and
+/// slices of elementwise generics computed on slices of their operands when
+/// the generic has one use or `recompute` says it is cheap to recompute.
+void populateSplitAtConcatPatterns(
+    RewritePatternSet &patterns,
+    std::function<bool(linalg::GenericOp)> recompute);
+
+} // namespace mlir::fxmlir
+
+#endif // FXMLIR_LIB_CONVERSION_SPLITATCONCAT_H
