@@ -5,7 +5,8 @@
 // c10::BFloat16 convert (the lowering emits them so, but canonicalization
 // folds `truncf(sitofp)` back into one op): LLVM would otherwise call
 // compiler-rt (`__truncdfbf2`, `__truncdfhf2`, `__truncsfbf2` for integers),
-// which the JIT does not link.
+// which the JIT does not link. For the same reason a select of f16/bf16
+// values selects their bits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +62,30 @@ struct ExtendThroughF32 : public OpRewritePattern<arith::ExtFOp> {
   }
 };
 
+/// A select of f16/bf16 values as a select of their bits: x86 has no
+/// 16-bit float select, and LLVM would promote it through f32 and back (a
+/// `__truncsfbf2` call). arith's bf16 truncation selects its NaN so.
+struct SelectHalfAsBits : public OpRewritePattern<arith::SelectOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::SelectOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!isHalfPrecision(type))
+      return rewriter.notifyMatchFailure(op, "not a select of f16/bf16");
+    Type bits = rewriter.getI16Type();
+    Location loc = op.getLoc();
+    Value onTrue =
+        arith::BitcastOp::create(rewriter, loc, bits, op.getTrueValue());
+    Value onFalse =
+        arith::BitcastOp::create(rewriter, loc, bits, op.getFalseValue());
+    Value selected = arith::SelectOp::create(rewriter, loc, op.getCondition(),
+                                             onTrue, onFalse);
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, type, selected);
+    return success();
+  }
+};
+
 struct ExpandBF16ConversionsPass
     : public mlir::fxmlir::impl::ExpandBF16ConversionsBase<
           ExpandBF16ConversionsPass> {
@@ -69,7 +94,8 @@ struct ExpandBF16ConversionsPass
     RewritePatternSet patterns(ctx);
     patterns.add<ToHalfThroughF32<arith::TruncFOp>,
                  ToHalfThroughF32<arith::SIToFPOp>,
-                 ToHalfThroughF32<arith::UIToFPOp>, ExtendThroughF32>(ctx);
+                 ToHalfThroughF32<arith::UIToFPOp>, ExtendThroughF32,
+                 SelectHalfAsBits>(ctx);
     arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

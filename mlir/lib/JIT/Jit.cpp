@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuCodegen.h"
+#include "CpuRuntime.h"
 #include "CudaCodegen.h"
 #include "CudaRuntime.h"
 #include "DiskCache.h"
@@ -393,6 +394,11 @@ struct Jit::Impl {
   void storeOnDisk(const std::string &key, const CachedObject &entry);
   void warnOnce(bool &warned, const std::string &message);
   llvm::orc::JITDylib &createDylib();
+  /// Defines functions of this process by name in `dylib`.
+  void defineSymbols(
+      llvm::orc::JITDylib &dylib,
+      const std::vector<std::pair<const char *, void *>> &symbols,
+      const char *what);
   /// The code of `function` for `inputs`: from the disk cache when its
   /// entry holds the function's signature, else lowered by `lower`
   /// (module, target machine -> object) and stored. `link` loads an
@@ -542,6 +548,18 @@ std::string Jit::Impl::key(const std::string &text, const std::string &function,
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
 }
 
+void Jit::Impl::defineSymbols(
+    llvm::orc::JITDylib &dylib,
+    const std::vector<std::pair<const char *, void *>> &symbols,
+    const char *what) {
+  llvm::orc::SymbolMap map;
+  for (auto [name, address] : symbols)
+    map[lljit->mangleAndIntern(name)] = {
+        llvm::orc::ExecutorAddr::fromPtr(address),
+        llvm::JITSymbolFlags::Exported};
+  checkError(dylib.define(llvm::orc::absoluteSymbols(std::move(map))), what);
+}
+
 llvm::orc::JITDylib &Jit::Impl::createDylib() {
   std::lock_guard<std::mutex> lock(cacheMutex);
   auto created = lljit->createJITDylib("fxmlir_" + std::to_string(dylibs++));
@@ -554,6 +572,8 @@ Jit::Impl::load(const std::string &key, const CachedObject &entry) {
   llvm::orc::JITDylib &dylib = createDylib();
   OrcErrors errors;
   try {
+    defineSymbols(dylib, cpuRuntimeSymbols(),
+                  "cannot define the CPU runtime functions");
     errors.check(lljit->addObjectFile(
                      dylib, llvm::MemoryBuffer::getMemBufferCopy(entry.object,
                                                                  key)),
@@ -656,13 +676,8 @@ Jit::Impl::loadCuda(const std::string &key, const CachedObject &entry,
   llvm::orc::JITDylib &dylib = createDylib();
   OrcErrors errors;
   try {
-    llvm::orc::SymbolMap runtime;
-    for (auto [name, address] : cudaRuntimeSymbols())
-      runtime[lljit->mangleAndIntern(name)] = {
-          llvm::orc::ExecutorAddr::fromPtr(address),
-          llvm::JITSymbolFlags::Exported};
-    checkError(dylib.define(llvm::orc::absoluteSymbols(std::move(runtime))),
-               "cannot define the CUDA runtime functions");
+    defineSymbols(dylib, cudaRuntimeSymbols(),
+                  "cannot define the CUDA runtime functions");
     errors.check(lljit->addObjectFile(
                      dylib, llvm::MemoryBuffer::getMemBufferCopy(entry.object,
                                                                  key)),

@@ -52,3 +52,22 @@ func.func @f16_stays(%x: f32, %h: f16) -> (f16, f32) {
   %1 = arith.extf %h : f16 to f32
   return %0, %1 : f16, f32
 }
+
+// A select of bf16 or f16 values (the truncation's NaN, a where on 16-bit
+// floats) selects their bits: no 16-bit float select for LLVM to promote
+// through f32 and a compiler-rt call.
+// CHECK-LABEL: func.func @select_bits
+// CHECK-SAME: (%[[C:.*]]: i1, %[[A:.*]]: bf16, %[[B:.*]]: bf16, %[[X:.*]]: f16, %[[Y:.*]]: f16)
+// CHECK-DAG: %[[AI:.*]] = arith.bitcast %[[A]] : bf16 to i16
+// CHECK-DAG: %[[BI:.*]] = arith.bitcast %[[B]] : bf16 to i16
+// CHECK: %[[S:.*]] = arith.select %[[C]], %[[AI]], %[[BI]] : i16
+// CHECK: arith.bitcast %[[S]] : i16 to bf16
+// CHECK: arith.select %[[C]], %{{.*}}, %{{.*}} : i16
+// CHECK: arith.bitcast %{{.*}} : i16 to f16
+// CHECK-NOT: arith.select {{.*}} : bf16
+// CHECK-NOT: arith.select {{.*}} : f16
+func.func @select_bits(%c: i1, %a: bf16, %b: bf16, %x: f16, %y: f16) -> (bf16, f16) {
+  %0 = arith.select %c, %a, %b : bf16
+  %1 = arith.select %c, %x, %y : f16
+  return %0, %1 : bf16, f16
+}

@@ -137,7 +137,9 @@ def ExpandBF16Conversions : Pass<"fxmlir-expand-bf16-conversions"> {
     AVX512-BF16 need no compiler-rt `__truncsfbf2` at run time. Conversions
     between f16/bf16 and f64 or integers go through f32 first, as
     c10::Half and c10::BFloat16 convert (no `__truncdfbf2`,
-    `__truncdfhf2`). Unlike
+    `__truncdfhf2`). A select of f16/bf16 values selects their bits (x86
+    has no 16-bit float select: LLVM would promote it through f32 and call
+    `__truncsfbf2` to come back). Unlike
     `arith-expand{include-bf16}`, min/max ops stay as they are: expanded into
     compares and selects, LLVM no longer vectorizes them as reductions.
   }];
