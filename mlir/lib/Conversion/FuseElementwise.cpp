@@ -1,5 +1,6 @@
 //===- FuseElementwise.cpp - elementwise fusion with recomputation --------===//
 
+#include "FuseSiblings.h"
 #include "SplitAtConcat.h"
 
 #include "fxmlir/Conversion/Passes.h"
@@ -18,6 +19,59 @@ namespace mlir::fxmlir {
 
 using namespace mlir;
 using namespace mlir::fxmlir;
+
+namespace {
+/// A producer whose other users all come after its consumer (a function
+/// result: SwiGLU's silu(a), saved for the backward) fused into the
+/// consumer, which yields the producer's values too; the producer goes. One
+/// loop writes both, nothing is recomputed. (Upstream fusion keeps such a
+/// producer for its other users and recomputes it in the consumer.)
+struct FuseKeepingProducerResults : OpRewritePattern<linalg::GenericOp> {
+  FuseKeepingProducerResults(MLIRContext *ctx)
+      : OpRewritePattern(ctx, /*benefit=*/2) {}
+
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    // Into elementwise consumers only: a reduction with an elementwise
+    // result is no row reduction to the GPU lowering.
+    if (consumer.getNumLoops() != consumer.getNumParallelLoops())
+      return failure();
+    for (OpOperand &operand : consumer->getOpOperands()) {
+      auto producer = operand.get().getDefiningOp<linalg::GenericOp>();
+      // The consumer reads the producer once (x * x reads it twice: the
+      // fused op would still read the producer, which must then stay).
+      if (!producer || producer->hasOneUse() ||
+          llvm::count_if(consumer->getOperands(),
+                         [&](Value value) {
+                           return value.getDefiningOp() == producer;
+                         }) != 1 ||
+          !linalg::areElementwiseOpsFusable(&operand) ||
+          !consumer.getMatchingIndexingMap(&operand).isPermutation() ||
+          !llvm::all_of(producer->getUsers(), [&](Operation *user) {
+            return user == consumer ||
+                   (user->getBlock() == consumer->getBlock() &&
+                    consumer->isBeforeInBlock(user));
+          }))
+        continue;
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, &operand);
+      if (failed(fused))
+        continue;
+      for (auto [original, replacement] : fused->replacements)
+        rewriter.replaceAllUsesWith(original, replacement);
+      rewriter.eraseOp(consumer);
+      rewriter.eraseOp(producer);
+      return success();
+    }
+    return failure();
+  }
+};
+} // namespace
+
+/// Operands (inputs and outputs) of a loop nest merged from siblings: each
+/// is a stream of memory the loop walks, and beyond a dozen the hardware
+/// prefetchers lose track.
+constexpr unsigned kMaxSiblingOperands = 12;
 
 namespace {
 struct FuseElementwisePass
@@ -58,6 +112,7 @@ struct FuseElementwisePass
     };
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
+    patterns.add<FuseKeepingProducerResults>(ctx);
     populateSplitAtConcatPatterns(
         patterns, [cheap](linalg::GenericOp op) { return cheap(op, 0); });
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
@@ -70,11 +125,13 @@ struct FuseElementwisePass
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
 
-    // The concatenations left (of results, or read by reductions) write
-    // each piece into its slice of one tensor.
-    RewritePatternSet decompose(ctx);
-    tensor::populateDecomposeTensorConcatPatterns(decompose);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(decompose))))
+    // Then elementwise ops over the same elements that share an operand
+    // become one loop nest; the concatenations left (of results, or read by
+    // reductions) write each piece into its slice of one tensor.
+    RewritePatternSet siblings(ctx);
+    populateFuseSiblingsPatterns(siblings, kMaxSiblingOperands);
+    tensor::populateDecomposeTensorConcatPatterns(siblings);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(siblings))))
       signalPassFailure();
   }
 };

@@ -15,7 +15,8 @@ using namespace mlir::fxmlir;
 /// Makes the op computing `value` write it into `dest` when `value` is a
 /// destination-style result whose destination is an empty tensor, or an
 /// empty tensor filled with a constant (a reduction's accumulator), or a
-/// chain of insert_slices into one, possibly behind expand_shapes. Returns false when it is not.
+/// chain of insert_slices into one, possibly behind expand_shapes. Returns
+/// false when it is not.
 static bool writeInto(Value value, Value dest, OpBuilder &b) {
   if (auto expand = value.getDefiningOp<tensor::ExpandShapeOp>()) {
     b.setInsertionPointAfterValue(dest);

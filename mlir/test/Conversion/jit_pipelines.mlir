@@ -60,14 +60,15 @@
 
 
 // Elementwise kernels read and write 4 x f32 per thread with 16-byte
-// accesses (fxmlir-gpu-vectorize-elementwise), row reductions take a block
-// per row and shuffle (fxmlir-gpu-row-reductions); the rest (fills, column
-// reductions, the 4x1 row statistics) is one thread per element.
+// accesses (fxmlir-gpu-vectorize-elementwise; 2 x i64 where a kernel reads
+// i64), row reductions take a block per row and shuffle
+// (fxmlir-gpu-row-reductions); the rest (fills, column reductions, the 4x1
+// row statistics) is one thread per element.
 // CUDA-LABEL: func.func private @arith(
 // CUDA: gpu.launch_func @arith_elementwise::@arith_elementwise blocks in
 // CUDA: gpu.module @arith_elementwise [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
 // CUDA-NEXT: llvm.func @arith_elementwise({{.*}}) attributes {gpu.kernel
-// CUDA: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CUDA: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<2xi64>
 // CUDA-LABEL: func.func private @unary(
 // CUDA: gpu.launch_func @unary_elementwise::@unary_elementwise blocks in
 // CUDA: gpu.module @unary_elementwise [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
@@ -104,8 +105,9 @@
 // CUDA-NEXT: llvm.func @more_elementwise({{.*}}) attributes {gpu.kernel
 // CUDA: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
 
-// PTX: gpu.binary @arith_elementwise [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry arith_elementwise({{.*}}ld.global.v4.b32{{.*}}st.global.v4.b32
-// PTX-COUNT-6: gpu.binary @arith_elementwise_{{[0-9]+}} {{.*}}ld.global.v{{[24]}}.b{{32|64}}
+// PTX: gpu.binary @arith_elementwise [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry arith_elementwise({{.*}}ld.global.v2.b64{{.*}}st.global.v2.b64
+// PTX: gpu.binary @arith_elementwise_{{[0-9]+}} {{.*}}ld.global.v2.b64
+// PTX: gpu.binary @unary_elementwise {{.*}}ld.global.v4.b32{{.*}}st.global.v4.b32
 // PTX: gpu.binary @reductions_row_reduction {{.*}}shfl.sync.bfly.b32
 
 // The host side: LLVM dialect but the launches (translated with the PTX

@@ -48,6 +48,12 @@ def FuseElementwise : Pass<"fxmlir-fuse-elementwise", "::mlir::func::FuncOp"> {
     concatenations move towards the results, each piece fuses with what it
     reads, and no element is read at a computed index. The concatenations
     left become writes of each piece into its slice of the result.
+
+    A producer whose other users all come after the consumer (a function
+    result) is fused too, its value yielded by the fused op: nothing is
+    recomputed. Last, elementwise ops over the same elements that read a
+    common operand (siblings, FuseSiblings.cpp) become one op with all their
+    results: one loop nest reading the shared operand once.
   }];
   let options = [
     Option<"maxRecomputeOps", "max-recompute-ops", "unsigned", /*default=*/"24",

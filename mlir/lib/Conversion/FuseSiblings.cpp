@@ -1,0 +1,189 @@
+//===- FuseSiblings.cpp - elementwise ops sharing an input in one loop ----===//
+//
+// Two elementwise ops over the same elements that read a common operand
+// (SwiGLU's backward multiplies one gradient by two activations) become one
+// linalg.generic with both results: one loop nest, the shared operand read
+// once. Producer-consumer fusion cannot do it: neither op reads the other.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuseSiblings.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+using namespace mlir;
+using namespace mlir::fxmlir;
+
+/// All-parallel, no index reads, every result written at its own element.
+static bool isPointwiseWithIdentityResults(linalg::GenericOp op) {
+  return op.getNumLoops() == op.getNumParallelLoops() &&
+         !op.hasIndexSemantics() && op.getNumDpsInits() > 0 &&
+         llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+           return op.getMatchingIndexingMap(&init).isIdentity();
+         });
+}
+
+/// Whether both ops iterate over the same elements: equal result types,
+/// and dynamic sizes taken from the same values.
+static bool sameIterationSpace(linalg::GenericOp a, linalg::GenericOp b) {
+  Value initA = a.getDpsInits().front(), initB = b.getDpsInits().front();
+  if (initA.getType() != initB.getType())
+    return false;
+  if (cast<RankedTensorType>(initA.getType()).hasStaticShape())
+    return true;
+  auto emptyA = initA.getDefiningOp<tensor::EmptyOp>();
+  auto emptyB = initB.getDefiningOp<tensor::EmptyOp>();
+  return initA == initB ||
+         (emptyA && emptyB &&
+          emptyA.getDynamicSizes() == emptyB.getDynamicSizes());
+}
+
+/// The widest element an op reads or writes, in bits: GPU kernels move 16
+/// bytes of it per thread, so merging ops of different widths would narrow
+/// the accesses of one.
+static unsigned widestElement(linalg::GenericOp op) {
+  unsigned bits = 0;
+  for (Value operand : op->getOperands())
+    if (auto type = dyn_cast<ShapedType>(operand.getType()))
+      bits = std::max(bits, type.getElementTypeBitWidth());
+  return bits;
+}
+
+/// Whether `value` is available before `op`, in its block or above.
+static bool availableBefore(Value value, Operation *op) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return value.getParentRegion()->isAncestor(op->getParentRegion());
+  if (def->getBlock() == op->getBlock())
+    return def->isBeforeInBlock(op);
+  return def->getParentRegion()->isProperAncestor(op->getParentRegion());
+}
+
+namespace {
+struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
+  FuseSiblings(MLIRContext *ctx, unsigned maxOperands)
+      : OpRewritePattern(ctx), maxOperands(maxOperands) {}
+
+  LogicalResult matchAndRewrite(linalg::GenericOp first,
+                                PatternRewriter &rewriter) const override {
+    if (!isPointwiseWithIdentityResults(first))
+      return failure();
+    for (OpOperand *input : first.getDpsInputOperands()) {
+      if (!isa<RankedTensorType>(input->get().getType()))
+        continue;
+      for (OpOperand &use : input->get().getUses()) {
+        auto second = dyn_cast<linalg::GenericOp>(use.getOwner());
+        if (second && isSibling(first, input, second, use)) {
+          merge(rewriter, first, second);
+          return success();
+        }
+      }
+    }
+    return failure();
+  }
+
+  /// `second` comes after `first`, reads the shared value as `first` does,
+  /// and needs nothing `first` does not have: the merged op can replace
+  /// `first` where it is.
+  bool isSibling(linalg::GenericOp first, OpOperand *input,
+                 linalg::GenericOp second, OpOperand &use) const {
+    return second != first && second->getBlock() == first->getBlock() &&
+           first->isBeforeInBlock(second) &&
+           isPointwiseWithIdentityResults(second) &&
+           second.getNumLoops() == first.getNumLoops() &&
+           second.getMatchingIndexingMap(&use) ==
+               first.getMatchingIndexingMap(input) &&
+           sameIterationSpace(first, second) &&
+           widestElement(first) == widestElement(second) &&
+           first->getNumOperands() + second->getNumOperands() <= maxOperands &&
+           llvm::all_of(second->getOperands(), [&](Value operand) {
+             return availableBefore(operand, first);
+           }) &&
+           bodyAvailableBefore(second, first);
+  }
+
+  /// Whether the values `op`'s body reads from above (constants) are
+  /// available before `first`.
+  static bool bodyAvailableBefore(linalg::GenericOp op, Operation *first) {
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op.getRegion(), captured);
+    return llvm::all_of(captured, [&](Value value) {
+      return availableBefore(value, first);
+    });
+  }
+
+  /// Where a block argument of `first` or `second` comes from in the
+  /// merged op: its `index`th input or init.
+  struct Source {
+    bool init;
+    unsigned index;
+  };
+
+  static void merge(PatternRewriter &rewriter, linalg::GenericOp first,
+                    linalg::GenericOp second) {
+    SmallVector<Value> inputs, inits;
+    SmallVector<AffineMap> inputMaps, initMaps;
+    SmallVector<Source> firstArgs, secondArgs;
+    // An input both read through the same map is read once.
+    auto addInput = [&](linalg::GenericOp op, OpOperand *operand) {
+      AffineMap map = op.getMatchingIndexingMap(operand);
+      for (auto [index, known] : llvm::enumerate(inputs))
+        if (known == operand->get() && inputMaps[index] == map)
+          return Source{false, static_cast<unsigned>(index)};
+      inputs.push_back(operand->get());
+      inputMaps.push_back(map);
+      return Source{false, static_cast<unsigned>(inputs.size() - 1)};
+    };
+    for (OpOperand *operand : first.getDpsInputOperands())
+      firstArgs.push_back(addInput(first, operand));
+    for (OpOperand *operand : second.getDpsInputOperands())
+      secondArgs.push_back(addInput(second, operand));
+    for (auto [op, args] : {std::pair{first, &firstArgs},
+                            std::pair{second, &secondArgs}})
+      for (OpOperand &init : op.getDpsInitsMutable()) {
+        args->push_back(Source{true, static_cast<unsigned>(inits.size())});
+        inits.push_back(init.get());
+        initMaps.push_back(op.getMatchingIndexingMap(&init));
+      }
+    auto argument = [&](ValueRange blockArgs, Source source) {
+      return blockArgs[source.init ? inputs.size() + source.index
+                                   : source.index];
+    };
+
+    SmallVector<AffineMap> maps(inputMaps);
+    maps.append(initMaps);
+    auto merged = linalg::GenericOp::create(
+        rewriter, first.getLoc(), ValueRange(inits).getTypes(), inputs, inits,
+        maps, first.getIteratorTypesArray(),
+        [&](OpBuilder &b, Location, ValueRange blockArgs) {
+          SmallVector<Value> yielded;
+          for (auto [op, args] : {std::pair{first, &firstArgs},
+                                  std::pair{second, &secondArgs}}) {
+            IRMapping mapping;
+            for (auto [arg, index] : llvm::zip(op.getBody()->getArguments(),
+                                               *args))
+              mapping.map(arg, argument(blockArgs, index));
+            for (Operation &bodyOp : op.getBody()->without_terminator())
+              b.clone(bodyOp, mapping);
+            for (Value value :
+                 op.getBody()->getTerminator()->getOperands())
+              yielded.push_back(mapping.lookupOrDefault(value));
+          }
+          linalg::YieldOp::create(b, first.getLoc(), yielded);
+        });
+    unsigned firstResults = first.getNumResults();
+    rewriter.replaceOp(first, merged.getResults().take_front(firstResults));
+    rewriter.replaceOp(second, merged.getResults().drop_front(firstResults));
+  }
+
+  unsigned maxOperands;
+};
+} // namespace
+
+void fxmlir::populateFuseSiblingsPatterns(RewritePatternSet &patterns,
+                                          unsigned maxOperands) {
+  patterns.add<FuseSiblings>(patterns.getContext(), maxOperands);
+}

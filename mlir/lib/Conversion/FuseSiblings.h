@@ -1,0 +1,18 @@
+//===- FuseSiblings.h - elementwise ops sharing an input --------*- C++ -*-===//
+
+#ifndef FXMLIR_LIB_CONVERSION_FUSESIBLINGS_H
+#define FXMLIR_LIB_CONVERSION_FUSESIBLINGS_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::fxmlir {
+
+/// Elementwise linalg.generics over the same elements that read a common
+/// operand merged into one with all their results, while the merged op has
+/// at most `maxOperands` operands (inputs and inits).
+void populateFuseSiblingsPatterns(RewritePatternSet &patterns,
+                                  unsigned maxOperands);
+
+} // namespace mlir::fxmlir
+
+#endif // FXMLIR_LIB_CONVERSION_FUSESIBLINGS_H
