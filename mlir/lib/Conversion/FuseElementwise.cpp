@@ -60,7 +60,8 @@ struct FuseKeepingProducerResults : OpRewritePattern<linalg::GenericOp> {
       for (auto [original, replacement] : fused->replacements)
         rewriter.replaceAllUsesWith(original, replacement);
       rewriter.eraseOp(consumer);
-      rewriter.eraseOp(producer);
+      if (producer->use_empty())
+        rewriter.eraseOp(producer);
       return success();
     }
     return failure();
