@@ -8,19 +8,20 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuseSiblings.h"
+#include "SplitAtConcat.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 using namespace mlir::fxmlir;
 
-/// All-parallel, no index reads, every result written at its own element.
+/// Pointwise, every result written at its own element.
 static bool isPointwiseWithIdentityResults(linalg::GenericOp op) {
-  return op.getNumLoops() == op.getNumParallelLoops() &&
-         !op.hasIndexSemantics() && op.getNumDpsInits() > 0 &&
+  return isPointwise(op) && op.getNumDpsInits() > 0 &&
          llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
            return op.getMatchingIndexingMap(&init).isIdentity();
          });
@@ -50,16 +51,6 @@ static unsigned widestElement(linalg::GenericOp op) {
     if (auto type = dyn_cast<ShapedType>(operand.getType()))
       bits = std::max(bits, type.getElementTypeBitWidth());
   return bits;
-}
-
-/// Whether `value` is available before `op`, in its block or above.
-static bool availableBefore(Value value, Operation *op) {
-  Operation *def = value.getDefiningOp();
-  if (!def)
-    return value.getParentRegion()->isAncestor(op->getParentRegion());
-  if (def->getBlock() == op->getBlock())
-    return def->isBeforeInBlock(op);
-  return def->getParentRegion()->isProperAncestor(op->getParentRegion());
 }
 
 namespace {
@@ -99,19 +90,17 @@ struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
            sameIterationSpace(first, second) &&
            widestElement(first) == widestElement(second) &&
            first->getNumOperands() + second->getNumOperands() <= maxOperands &&
-           llvm::all_of(second->getOperands(), [&](Value operand) {
-             return availableBefore(operand, first);
-           }) &&
-           bodyAvailableBefore(second, first);
+           availableBefore(second, first);
   }
 
-  /// Whether the values `op`'s body reads from above (constants) are
-  /// available before `first`.
-  static bool bodyAvailableBefore(linalg::GenericOp op, Operation *first) {
-    SetVector<Value> captured;
-    getUsedValuesDefinedAbove(op.getRegion(), captured);
-    return llvm::all_of(captured, [&](Value value) {
-      return availableBefore(value, first);
+  /// Whether the operands of `op` and the values its body reads from above
+  /// (constants) are all available before `first`.
+  static bool availableBefore(linalg::GenericOp op, Operation *first) {
+    SetVector<Value> used(op->getOperands().begin(), op->getOperands().end());
+    getUsedValuesDefinedAbove(op.getRegion(), used);
+    DominanceInfo dominance;
+    return llvm::all_of(used, [&](Value value) {
+      return dominance.properlyDominates(value, first);
     });
   }
 

@@ -21,18 +21,7 @@
 using namespace mlir;
 using namespace mlir::fxmlir;
 
-namespace {
-/// The part of a loop dim a computation covers: [offset, offset + size).
-struct LoopRange {
-  OpFoldResult offset, size;
-};
-using LoopRanges = SmallVector<std::optional<LoopRange>>;
-} // namespace
-
-/// An all-parallel generic without index reads: each element of its
-/// results depends on the same element of its operands only, so any part of
-/// its iteration space can be computed alone.
-static bool isPointwise(linalg::GenericOp op) {
+bool fxmlir::isPointwise(linalg::GenericOp op) {
   return op.getNumLoops() == op.getNumParallelLoops() &&
          !op.hasIndexSemantics() &&
          llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
@@ -41,6 +30,14 @@ static bool isPointwise(linalg::GenericOp op) {
            });
          });
 }
+
+namespace {
+/// The part of a loop dim a computation covers: [offset, offset + size).
+struct LoopRange {
+  OpFoldResult offset, size;
+};
+using LoopRanges = SmallVector<std::optional<LoopRange>>;
+} // namespace
 
 /// The piece of `value` covering exactly [offset, offset + size) of its dim
 /// `dim`, when `value` is a concatenation along `dim` with such a piece.

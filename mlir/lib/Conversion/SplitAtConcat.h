@@ -10,6 +10,12 @@
 
 namespace mlir::fxmlir {
 
+/// An all-parallel generic without index reads, each operand read at dims
+/// or constants: each element of its results depends on the same element
+/// of its operands only, so any part of its iteration space can be
+/// computed alone, or together with another's.
+bool isPointwise(linalg::GenericOp op);
+
 /// Elementwise generics reading a tensor.concat computed per piece, and
 /// slices of elementwise generics computed on slices of their operands when
 /// the generic has one use or `recompute` says it is cheap to recompute.
