@@ -6,7 +6,8 @@
 // compiles it once for every batch size (dim 0 of the row inputs dynamic);
 // the Meta kernel only needs the signature, to infer the result shapes.
 // The CPU kernel splits rows across at::parallel_for threads, in slices
-// small enough that row reductions re-read their rows from cache.
+// small enough that row reductions re-read their rows from cache; a sum over
+// the rows (a bias gradient) is summed per slice and the slices added up.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,29 +85,56 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
   Call call = prepareCall(name, compiled, inputs, at::kCPU);
   std::vector<at::Tensor> results = std::move(call.results);
 
-  int64_t rows =
-      results.empty() || results[0].dim() == 0 ? 0 : results[0].size(0);
-  if (!compiled.signature().rowsSplittable || rows < 2) {
+  const Signature &signature = compiled.signature();
+  int64_t rows = signature.rowsSplittable
+                     ? guarded(name, [&] {
+                         return compiled.rowCount(call.inputBuffers);
+                       })
+                     : 0;
+  if (rows < 2) {
     guarded(name, [&] { compiled.run(call.inputBuffers, call.outputBuffers); });
     return results;
   }
-  int64_t rowElements = std::max<int64_t>(1, results[0].numel() / rows);
-  int64_t rowBytes = 0;
-  for (const at::Tensor &tensor : call.inputs)
-    if (tensor.dim() == results[0].dim())
-      rowBytes =
-          std::max(rowBytes, tensor.numel() / rows *
-                                 static_cast<int64_t>(tensor.element_size()));
+  int64_t rowElements = 1, rowBytes = 1;
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    if (!signature.rowInputs[i])
+      continue;
+    const at::Tensor &input = call.inputs[i];
+    rowElements = std::max(rowElements, input.numel() / rows);
+    rowBytes = std::max(rowBytes, input.numel() / rows *
+                                      static_cast<int64_t>(input.itemsize()));
+  }
   int64_t grain = std::max<int64_t>(1, kMinElementsPerTask / rowElements);
-  int64_t slice =
-      std::max<int64_t>(1, kSliceBytes / std::max<int64_t>(1, rowBytes));
+  int64_t slice = std::max<int64_t>(1, kSliceBytes / rowBytes);
+  int64_t slices = (rows + slice - 1) / slice;
+  int64_t grainSlices = (grain + slice - 1) / slice;
+
+  // A sum over the rows gets one partial sum per slice, added up at the end.
+  std::vector<at::Tensor> partials(results.size());
+  for (size_t i = 0; i < results.size(); ++i)
+    if (signature.summedResults[i]) {
+      std::vector<int64_t> shape = {slices};
+      shape.insert(shape.end(), results[i].sizes().begin(),
+                   results[i].sizes().end());
+      partials[i] = at::empty(shape, results[i].options());
+    }
   guarded(name, [&] {
-    at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
-      for (int64_t first = begin; first < end; first += slice)
-        compiled.runRows(call.inputBuffers, call.outputBuffers, first,
-                         std::min(end, first + slice));
+    at::parallel_for(0, slices, grainSlices, [&](int64_t begin, int64_t end) {
+      std::vector<jit::Buffer> outputs = call.outputBuffers;
+      for (int64_t index = begin; index < end; ++index) {
+        for (size_t i = 0; i < outputs.size(); ++i)
+          if (partials[i].defined())
+            outputs[i].data = static_cast<char *>(partials[i].data_ptr()) +
+                              index * results[i].nbytes();
+        int64_t first = index * slice;
+        compiled.runRows(call.inputBuffers, outputs, first,
+                         std::min(rows, first + slice));
+      }
     });
   });
+  for (size_t i = 0; i < results.size(); ++i)
+    if (partials[i].defined())
+      at::sum_out(results[i], partials[i], 0);
   return results;
 }
 

@@ -56,6 +56,19 @@ func.func private @jit_mul_sum(%g: tensor<4x8xf32, #fxmlir.device<"cpu">>)
 }
 )mlir";
 
+// The bias gradient scaled after the sum: a slice's partial sum would be
+// scaled before the slices are added, so the rows do not split.
+constexpr const char *kScaledBiasGrad = R"mlir(
+func.func private @jit_sum_mul(%g: tensor<4x8xf32, #fxmlir.device<"cpu">>)
+    -> tensor<8xf32, #fxmlir.device<"cpu">> {
+  %0 = fxmlir.aten.sum.dim_IntList %g {dim = array<i64: 0>, keepdim = false}
+      : (tensor<4x8xf32, #fxmlir.device<"cpu">>) -> tensor<8xf32, #fxmlir.device<"cpu">>
+  %1 = fxmlir.aten.exp %0
+      : (tensor<8xf32, #fxmlir.device<"cpu">>) -> tensor<8xf32, #fxmlir.device<"cpu">>
+  return %1 : tensor<8xf32, #fxmlir.device<"cpu">>
+}
+)mlir";
+
 std::vector<float> randomVector(size_t size, unsigned seed) {
   std::mt19937 generator(seed);
   std::normal_distribution<float> normal;
@@ -328,7 +341,7 @@ TEST_F(JitCacheTest, SignatureOtherThanTheFunctionsIsRebuilt) {
 TEST_F(JitCacheTest, UnreadableOrForeignSignatureFileIsRebuilt) {
   std::string entry = compileChain();
   writeFile(entry + ".sig", "fxmlir-jit-signature 1\nrows 1\n");
-  expectRebuilt("has no 'fxmlir-jit-entry 2' header");
+  expectRebuilt("has no 'fxmlir-jit-entry 3' header");
   std::filesystem::remove(entry + ".sig");
   std::filesystem::create_directory(entry + ".sig");
   expectRebuilt("cannot read");
@@ -439,16 +452,60 @@ TEST_F(JitTest, InfersResultShapesAndSplitsRows) {
   }
 }
 
-TEST_F(JitTest, ReductionOverDim0IsNotSplit) {
+TEST_F(JitTest, SumOverRowsIsSummedPerSlice) {
   Jit jit(options());
   Signature analyzed = jit.analyze(kBiasGrad, "jit_mul_sum");
-  EXPECT_FALSE(analyzed.rowsSplittable);
+  EXPECT_TRUE(analyzed.rowsSplittable);
+  EXPECT_EQ(analyzed.summedResults, (std::vector<bool>{true}));
   auto grad = jit.compileCpu(kBiasGrad, "jit_mul_sum", analyzed.inputs);
+  std::vector<float> g = randomVector(32, 9), out(8), first(8), rest(8);
+  std::vector<Buffer> inputs = {{g.data(), {4, 8}}};
+  EXPECT_EQ(grad->rowCount(inputs), 4);
+  grad->run(inputs, {{out.data(), {8}}});
+  grad->runRows(inputs, {{first.data(), {8}}}, 0, 1);
+  grad->runRows(inputs, {{rest.data(), {8}}}, 1, 4);
+  for (int col = 0; col < 8; ++col) {
+    EXPECT_NEAR(out[col],
+                2 * (g[col] + g[8 + col] + g[16 + col] + g[24 + col]), 1e-5);
+    EXPECT_NEAR(first[col], 2 * g[col], 1e-6);
+    EXPECT_NEAR(first[col] + rest[col], out[col], 1e-5);
+  }
+}
+
+TEST_F(JitTest, RowInputsMustAgreeOnTheirRows) {
+  Jit jit(options());
+  Signature analyzed = jit.analyze(kChain, "jit_add_tanh_mul");
+  ASSERT_TRUE(analyzed.rowsSplittable);
+  auto chain = jit.compileCpu(kChain, "jit_add_tanh_mul", analyzed.inputs);
+  std::vector<float> data(8 * 64);
+  Buffer eight{data.data(), {8, 64}}, four{data.data(), {4, 64}};
+  EXPECT_EQ(chain->rowCount({eight, eight, eight}), 8);
+  try {
+    chain->rowCount({eight, four, eight});
+    ADD_FAILURE() << "no error for 8 and 4 rows";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("8 and 4"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST_F(JitTest, ReductionOverDim0UsedLaterIsNotSplit) {
+  Jit jit(options());
+  Signature analyzed = jit.analyze(kScaledBiasGrad, "jit_sum_mul");
+  EXPECT_FALSE(analyzed.rowsSplittable);
+  EXPECT_EQ(analyzed.summedResults, (std::vector<bool>{false}));
+  // A bf16 sum rounds once, at the end: slices would each round theirs.
+  std::string bf16 = kBiasGrad;
+  for (size_t at; (at = bf16.find("f32")) != std::string::npos;)
+    bf16.replace(at, 3, "bf16");
+  EXPECT_FALSE(jit.analyze(bf16, "jit_mul_sum").rowsSplittable);
+  auto grad = jit.compileCpu(kScaledBiasGrad, "jit_sum_mul", analyzed.inputs);
   std::vector<float> g = randomVector(32, 9), out(8);
   grad->run({{g.data(), {4, 8}}}, {{out.data(), {8}}});
   for (int col = 0; col < 8; ++col)
     EXPECT_NEAR(out[col],
-                2 * (g[col] + g[8 + col] + g[16 + col] + g[24 + col]), 1e-5);
+                std::exp(g[col] + g[8 + col] + g[16 + col] + g[24 + col]),
+                1e-4);
   EXPECT_THROW(grad->runRows({{g.data(), {4, 8}}}, {{out.data(), {8}}}, 0, 2),
                Error);
 }

@@ -141,7 +141,7 @@ def _checksum(entry: Path) -> tuple[list[bytes], bytes]:
 
 def _verifies(entry: Path) -> bool:
     lines, checksum = _checksum(entry)
-    return lines[:2] == [b"fxmlir-jit-entry 2", b"key " + entry.name.encode()] \
+    return lines[:2] == [b"fxmlir-jit-entry 3", b"key " + entry.name.encode()] \
         and lines[3] == checksum
 
 
@@ -201,7 +201,8 @@ def _edit_result_dims(entry: Path) -> None:
     lines = sig.read_text().split("\n")
     at = lines.index(next(line for line in lines if line.startswith("results "))) + 1
     words = lines[at].split()
-    words[2:] = [w if ":" in w else str(int(w) * 64) for w in words[2:]]
+    # <dtype> <summed> <rank> <dims...>
+    words[3:] = [w if ":" in w else str(int(w) * 64) for w in words[3:]]
     assert words != lines[at].split(), f"no static result dim in {lines[at]!r}"
     lines[at] = " ".join(words)
     sig.write_text("\n".join(lines))
@@ -211,7 +212,7 @@ def _entry_with_static_result(cache: Path) -> Path:
     for entry in _entries(cache):
         text = entry.with_suffix(".sig").read_text()
         results = text.split("results ", 1)[1].split("\n")[1:]
-        if any(not w.count(":") for line in results for w in line.split()[2:]):
+        if any(not w.count(":") for line in results for w in line.split()[3:]):
             return entry
     raise AssertionError("no entry has a static result dim")
 

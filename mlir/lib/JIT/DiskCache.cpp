@@ -18,11 +18,11 @@ using namespace fxmlir::jit;
 
 // The signature file: a header naming the key, the object's size and the
 // checksum, then the signature (see serializeSignature):
-//   fxmlir-jit-entry 2
+//   fxmlir-jit-entry 3
 //   key <key>
 //   object <bytes>
 //   sha256 <hex of SHA-256 over "<key>\n", the signature lines, the object>
-static constexpr const char *kEntryHeader = "fxmlir-jit-entry 2";
+static constexpr const char *kEntryHeader = "fxmlir-jit-entry 3";
 
 std::string jit::defaultCacheDir() {
   if (const char *dir = std::getenv("FXMLIR_CACHE_DIR"))
@@ -185,7 +185,8 @@ std::optional<std::string> DiskCache::store(const std::string &key,
 // The signature as lines of words:
 //   rows <0|1>
 //   inputs <n>, then per input: <dtype> <row 0|1> <rank> <dims...>
-//   results <n>, then per result: <dtype> <rank> <size|input:dim ...>
+//   results <n>, then per result: <dtype> <summed 0|1> <rank>
+//     <size|input:dim ...>
 static std::string serializeSignature(const Signature &signature) {
   std::ostringstream os;
   os << "rows " << signature.rowsSplittable
@@ -198,8 +199,9 @@ static std::string serializeSignature(const Signature &signature) {
     os << "\n";
   }
   os << "results " << signature.results.size() << "\n";
-  for (const ResultSpec &result : signature.results) {
-    os << static_cast<int>(result.dtype) << " " << result.dims.size();
+  for (auto [index, result] : llvm::enumerate(signature.results)) {
+    os << static_cast<int>(result.dtype) << " "
+       << signature.summedResults[index] << " " << result.dims.size();
     for (const DimSource &dim : result.dims) {
       if (dim.input >= 0)
         os << " " << dim.input << ":" << dim.dim;
@@ -245,9 +247,12 @@ static std::optional<Signature> parseSignature(llvm::StringRef text) {
     return std::nullopt;
   for (size_t i = 0; i < count; ++i) {
     ResultSpec result;
+    bool summed;
     size_t rank;
-    if (!readDType(is, result.dtype) || !(is >> rank))
+    if (!readDType(is, result.dtype) || !(is >> summed) || !(is >> rank) ||
+        (summed && !signature.rowsSplittable))
       return std::nullopt;
+    signature.summedResults.push_back(summed);
     for (size_t d = 0; d < rank; ++d) {
       if (!(is >> word))
         return std::nullopt;

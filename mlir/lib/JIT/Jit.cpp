@@ -160,12 +160,30 @@ void CompiledFunction::runRows(const std::vector<Buffer> &inputs,
   if (!signature().rowsSplittable)
     throw Error("the function cannot be run in slices of rows");
   check(inputs, outputs);
-  int64_t rows = outputs.empty() ? 0 : outputs.front().sizes.front();
+  int64_t rows = rowCount(inputs);
   if (begin < 0 || begin > end || end > rows)
     throw Error("rows [" + std::to_string(begin) + ", " + std::to_string(end) +
                 ") are not within the " + std::to_string(rows) + " rows");
   if (begin < end)
     call(inputs, outputs, begin, end);
+}
+
+int64_t CompiledFunction::rowCount(const std::vector<Buffer> &inputs) const {
+  const Signature &sig = signature();
+  if (!sig.rowsSplittable)
+    throw Error("the function cannot be run in slices of rows");
+  int64_t rows = -1;
+  for (size_t i = 0; i < inputs.size() && i < sig.rowInputs.size(); ++i) {
+    if (!sig.rowInputs[i] || inputs[i].sizes.empty())
+      continue;
+    int64_t own = inputs[i].sizes.front();
+    if (rows >= 0 && own != rows)
+      throw Error("the row inputs disagree on their number of rows: " +
+                  std::to_string(rows) + " and " + std::to_string(own) +
+                  " (input " + std::to_string(i) + ")");
+    rows = own;
+  }
+  return std::max<int64_t>(rows, 0);
 }
 
 /// Fills the memref descriptor {allocated, aligned, offset, sizes, strides}
@@ -200,9 +218,12 @@ void CompiledFunction::call(const std::vector<Buffer> &inputs,
     describe(descriptors[i], inputs[i], elementSize(sig.inputs[i].dtype),
              sliced ? begin : 0, sliced ? end : -1);
   }
-  for (size_t i = 0; i < outputs.size(); ++i)
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    bool sliced = end >= 0 && !sig.summedResults[i];
     describe(descriptors[inputs.size() + i], outputs[i],
-             elementSize(sig.results[i].dtype), begin, end);
+             elementSize(sig.results[i].dtype), sliced ? begin : 0,
+             sliced ? end : -1);
+  }
   for (std::vector<int64_t> &descriptor : descriptors)
     pointers.push_back(descriptor.data());
   invoke(pointers.data());

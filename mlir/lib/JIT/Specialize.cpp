@@ -29,6 +29,7 @@ using namespace ::fxmlir::jit;
 using mlir::fxmlir::getJitOpKind;
 using mlir::fxmlir::JitOpKind;
 using mlir::fxmlir::NoneOp;
+using mlir::fxmlir::RowUse;
 
 Type jit::elementType(MLIRContext &context, DType dtype) {
   Builder b(&context);
@@ -137,6 +138,7 @@ namespace {
 struct RowAnalysis {
   bool splittable = true;
   std::vector<bool> rowInputs;
+  std::vector<bool> summedResults;
 };
 } // namespace
 
@@ -144,9 +146,19 @@ static int64_t rankOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getRank();
 }
 
+/// Whether `result` is a sum over the rows that only the function returns:
+/// each slice of rows can return its part for the caller to add up.
+static bool isReturnedSum(OpResult result) {
+  return mlir::fxmlir::getRowUse(result) == RowUse::Sums &&
+         llvm::all_of(result.getUsers(), [](Operation *user) {
+           return isa<func::ReturnOp>(user);
+         });
+}
+
 /// Rows split when everything that depends on the row inputs keeps their
-/// rank, no reduction spans dim 0 of such a value, and every result depends
-/// on the rows (else each slice would recompute it whole).
+/// rank, no reduction spans dim 0 of such a value except sums over the rows
+/// that are returned as they are, and every result depends on the rows (else
+/// each slice would recompute it whole).
 static RowAnalysis analyzeRows(func::FuncOp func) {
   Block &body = func.front();
   int64_t rank = 0;
@@ -154,7 +166,7 @@ static RowAnalysis analyzeRows(func::FuncOp func) {
     rank = std::max(rank, rankOf(arg));
   RowAnalysis analysis;
   analysis.splittable = rank >= 1;
-  llvm::DenseSet<Value> rowDependent;
+  llvm::DenseSet<Value> rowDependent, summed;
   for (BlockArgument arg : body.getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());
     bool row = rank >= 1 && type.getRank() == rank && type.getDimSize(0) != 1;
@@ -171,17 +183,26 @@ static RowAnalysis analyzeRows(func::FuncOp func) {
           return rowDependent.contains(operand);
         }))
       continue;
-    if (kind == JitOpKind::ReductionOverDim0)
-      analysis.splittable = false;
-    for (Value result : op.getResults()) {
+    for (OpResult result : op.getResults()) {
+      if (result.use_empty())
+        continue;
+      if (mlir::fxmlir::getRowUse(result) != RowUse::Keeps) {
+        if (isReturnedSum(result))
+          summed.insert(result);
+        else
+          analysis.splittable = false;
+        continue;
+      }
       if (rankOf(result) != rank)
         analysis.splittable = false;
       rowDependent.insert(result);
     }
   }
-  for (Value returned : body.getTerminator()->getOperands())
-    if (!rowDependent.contains(returned))
+  for (Value returned : body.getTerminator()->getOperands()) {
+    analysis.summedResults.push_back(summed.contains(returned));
+    if (!rowDependent.contains(returned) && !summed.contains(returned))
       analysis.splittable = false;
+  }
   return analysis;
 }
 
@@ -262,14 +283,17 @@ static std::vector<ResultSpec> inferResults(ModuleOp module,
 }
 
 /// Rows split when the analysis allows it, dim 0 of every row input is
-/// dynamic and every result's dim 0 is a row input's.
+/// dynamic and every result's dim 0 but the sums' is a row input's.
 static bool rowsSplit(const RowAnalysis &rows, const Signature &signature) {
-  if (!rows.splittable)
+  if (!rows.splittable ||
+      llvm::none_of(rows.rowInputs, [](bool row) { return row; }))
     return false;
   for (auto [index, input] : llvm::enumerate(signature.inputs))
     if (rows.rowInputs[index] && input.dims[0] != kDynamic)
       return false;
-  for (const ResultSpec &result : signature.results) {
+  for (auto [index, result] : llvm::enumerate(signature.results)) {
+    if (rows.summedResults[index])
+      continue;
     const DimSource &dim0 = result.dims.front();
     if (dim0.input < 0 || dim0.dim != 0 || !rows.rowInputs[dim0.input])
       return false;
@@ -321,5 +345,9 @@ SpecializedFunction jit::specialize(MLIRContext &context, StringRef text,
   signature.results = inferResults(*module, func);
   signature.rowInputs = rows.rowInputs;
   signature.rowsSplittable = rowsSplit(rows, signature);
+  if (signature.rowsSplittable)
+    signature.summedResults = rows.summedResults;
+  else
+    signature.summedResults.assign(signature.results.size(), false);
   return {std::move(module), std::move(signature)};
 }

@@ -18,10 +18,12 @@ static constexpr double kCallBytes = 32 * 1024;
 /// A dynamic dim's assumed size: shapes stay comparable within a region.
 static constexpr int64_t kDynamicDim = 64;
 /// The JIT's row reductions against eager's hand-written kernels, time per
-/// byte (benchmarks/bench_jit_cpu.py, one thread: layer norm 0.89x/0.81x
-/// eager forward/backward, softmax 0.84x forward and 1.33x backward).
+/// byte: at par on [4096, 1024] (benchmarks/bench_jit_cpu.py, one thread:
+/// layer norm 1.00x/1.33x eager forward/backward, softmax 1.00x/1.20x), but
+/// the models' [batch, tokens, dim] tensors split into slices of dim 0
+/// only, whole [tokens, dim] planes that outgrow the caches.
 static constexpr double kRowReductionPenalty = 1.3;
-/// Reductions over dim 0 too (weight and bias gradients) run unsplit.
+/// Other reductions over dim 0 than sums over the rows run unsplit.
 static constexpr double kDim0ReductionPenalty = 1.6;
 
 static double bytesOf(Value value) {
@@ -45,12 +47,19 @@ static double trafficOf(Operation *op) {
   return bytes;
 }
 
-static double penaltyOf(JitOpKind kind) {
+static double penaltyOf(Operation *op, JitOpKind kind) {
   switch (kind) {
   case JitOpKind::Reduction:
     return kRowReductionPenalty;
   case JitOpKind::ReductionOverDim0:
-    return kDim0ReductionPenalty;
+    // Sums over the rows split as row reductions do (each slice sums its
+    // rows); the runtime adds the slices' sums up.
+    return llvm::all_of(op->getResults(),
+                        [](OpResult result) {
+                          return getRowUse(result) != RowUse::Reduces;
+                        })
+               ? kRowReductionPenalty
+               : kDim0ReductionPenalty;
   default:
     return 1;
   }
@@ -69,7 +78,7 @@ RegionCost mlir::fxmlir::estimateRegionCost(ArrayRef<Operation *> region) {
     double traffic = trafficOf(op);
     cost.eager += traffic + kCallBytes;
     // The region moves the reduction's rows as eager does, only slower.
-    cost.region += (penaltyOf(*kind) - 1) * traffic;
+    cost.region += (penaltyOf(op, *kind) - 1) * traffic;
   }
   for (Operation *op : region) {
     for (Value operand : op->getOperands())

@@ -30,6 +30,22 @@ enum class JitOpKind {
 /// and whose attributes the lowering handles. Nothing otherwise.
 std::optional<JitOpKind> getJitOpKind(Operation *op);
 
+/// What a result of a lowerable op does with dim 0 (the rows) of its
+/// operands.
+enum class RowUse {
+  /// Row i of the result comes from row i of the operands (or reduces no
+  /// rows: every op not of kind ReductionOverDim0).
+  Keeps,
+  /// A plain f32 or f64 sum over dim 0 (and the other leading dims): the sums
+  /// over slices of the rows add up to it (bias and layer-norm weight
+  /// gradients). Rounding each slice's sum to 16 bits would not.
+  Sums,
+  /// Any other reduction over dim 0.
+  Reduces,
+};
+
+RowUse getRowUse(OpResult result);
+
 } // namespace mlir::fxmlir
 
 #endif // FXMLIR_CONVERSION_FXMLIRTOLINALG_H

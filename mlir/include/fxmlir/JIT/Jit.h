@@ -90,17 +90,22 @@ struct Signature {
   std::vector<ResultSpec> results;
   /// Whether results can be computed in slices of dim 0 (rows), each slice
   /// from the same rows of the `rowInputs` and all of the other inputs. True
-  /// for elementwise ops and reductions over the last dim; false when a
-  /// reduction spans dim 0 (a bias gradient).
+  /// for elementwise ops, reductions over the last dim and returned sums
+  /// over the rows; false when another reduction spans dim 0.
   bool rowsSplittable = false;
   /// For each input, whether it is sliced with the rows: it has the largest
   /// rank and its dim 0 is not a broadcast size 1.
   std::vector<bool> rowInputs;
+  /// For each result, whether it sums over the rows (a bias gradient): a
+  /// slice of rows computes its own sum, whole, for the caller to add up.
+  /// All false unless rowsSplittable.
+  std::vector<bool> summedResults;
 
   bool operator==(const Signature &other) const {
     return inputs == other.inputs && results == other.results &&
            rowsSplittable == other.rowsSplittable &&
-           rowInputs == other.rowInputs;
+           rowInputs == other.rowInputs &&
+           summedResults == other.summedResults;
   }
 };
 
@@ -128,11 +133,15 @@ public:
   void run(const std::vector<Buffer> &inputs,
            const std::vector<Buffer> &outputs) const;
   /// Computes rows [begin, end) of dim 0 of every result (`inputs` and
-  /// `outputs` whole, as for run). Needs signature().rowsSplittable and dim
-  /// 0 dynamic in every row input.
+  /// `outputs` whole, as for run), and into each summed result the sum over
+  /// those rows only. Needs signature().rowsSplittable; the row inputs must
+  /// agree on their number of rows.
   void runRows(const std::vector<Buffer> &inputs,
                const std::vector<Buffer> &outputs, int64_t begin,
                int64_t end) const;
+  /// Dim 0 of the row inputs, which runRows slices. Throws Error when they
+  /// disagree or the function cannot be run in slices of rows.
+  int64_t rowCount(const std::vector<Buffer> &inputs) const;
 
 protected:
   /// Calls the compiled code with one memref descriptor per input and

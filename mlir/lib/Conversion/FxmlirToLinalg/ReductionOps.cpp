@@ -584,6 +584,20 @@ static SmallVector<Value> lowerLayerNormBackward(ImplicitLocOpBuilder &b,
   return results;
 }
 
+RowUse mlir::fxmlir::getRowUse(OpResult result) {
+  Operation *op = result.getOwner();
+  if (getJitOpKind(op) != JitOpKind::ReductionOverDim0)
+    return RowUse::Keeps;
+  // The input gradient keeps the rows; the weight and bias gradients sum.
+  bool layerNorm = isa<NativeLayerNormBackwardOp>(op);
+  if (layerNorm && result.getResultNumber() == 0)
+    return RowUse::Keeps;
+  bool sum = layerNorm || isa<SumDimIntListOp>(op);
+  return sum && isa<Float32Type, Float64Type>(torchElementType(result))
+             ? RowUse::Sums
+             : RowUse::Reduces;
+}
+
 //===----------------------------------------------------------------------===//
 // Registration
 //===----------------------------------------------------------------------===//
