@@ -132,9 +132,9 @@ def fused_ops(device: str, sizes: Sizes) -> list[Result]:
         n, s = x.numel(), x.element_size()
         cases = [
             ("bias + GELU", bias_gelu, (x, b),
-             lambda: ops.fused_bias_add_gelu(x, b, -1, "none"), 2 * n * s),
+             lambda: ops.fused_bias_act(x, b, -1, "gelu"), 2 * n * s),
             ("bias + GELU, backward", bias_gelu_backward, (g, x, b),
-             lambda: ops.fused_bias_add_gelu_grad(g, x, b, -1, "none"), 3 * n * s),
+             lambda: ops.fused_bias_act_grad(g, x, b, -1, "gelu"), 3 * n * s),
             ("bias + dropout + residual", bias_dropout_add, (x, b, r),
              lambda: ops.fused_bias_dropout_add(x, b, r, -1, P_DROP), 3 * n * s + n // 8),
             ("bias + dropout + residual, backward", dropout_backward, (g, mask),
@@ -144,8 +144,8 @@ def fused_ops(device: str, sizes: Sizes) -> list[Result]:
              2 * n * s + n // 8),
             # fused_bias_dropout_add's backward formula: two kernels.
             ("bias + GELU + dropout, backward", bias_gelu_dropout_backward, (g, mask, x, b),
-             lambda: ops.fused_bias_add_gelu_grad(
-                 ops.packed_mask_scale(g, packed, 1 / (1 - P_DROP)), x, b, -1, "none"),
+             lambda: ops.fused_bias_act_grad(
+                 ops.packed_mask_scale(g, packed, 1 / (1 - P_DROP)), x, b, -1, "gelu"),
              3 * n * s + n // 8),
         ]
         for name, eager, args, fused, nbytes in cases:

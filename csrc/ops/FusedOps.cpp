@@ -7,6 +7,9 @@
 #include <c10/core/SymBool.h>
 #include <torch/library.h>
 
+#include <string>
+#include <utility>
+
 namespace fxmlir::ops {
 
 void checkFloating(const char *op, at::ScalarType dtype) {
@@ -58,16 +61,19 @@ bool parseApproximate(const char *op, c10::string_view approximate) {
 }
 
 Activation parseActivation(const char *op, c10::string_view activation) {
-  for (auto [name, value] : {std::pair{"none", Activation::None},
-                             {"gelu", Activation::Gelu},
-                             {"gelu_tanh", Activation::GeluTanh},
-                             {"relu", Activation::Relu},
-                             {"silu", Activation::Silu}})
+  static constexpr std::pair<const char *, Activation> kNames[] = {
+#define FXMLIR_ACTIVATION_NAME(enumerator, name, kernel)                        \
+  {name, Activation::enumerator},
+      FXMLIR_ACTIVATIONS(FXMLIR_ACTIVATION_NAME)
+#undef FXMLIR_ACTIVATION_NAME
+  };
+  std::string accepted;
+  for (auto [name, value] : kNames) {
     if (activation == name)
       return value;
-  TORCH_CHECK(false, op,
-              ": activation must be 'none', 'gelu', 'gelu_tanh', 'relu' or "
-              "'silu', got '",
+    accepted += (accepted.empty() ? "'" : ", '") + std::string(name) + "'";
+  }
+  TORCH_CHECK(false, op, ": activation must be one of ", accepted, ", got '",
               activation, "'");
 }
 

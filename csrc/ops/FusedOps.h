@@ -6,8 +6,8 @@
 // allocate the result, and, on a real device, hand raw pointers to that
 // device's Launcher (LauncherCPU.h, cuda/FusedOpsCUDA.cu). The Meta kernel
 // is the same function stopping before the launch. The functions are named
-// after their op (tools/gen_ops.py registers `fusedBiasAddGelu<Device::CPU>`
-// for fused_bias_add_gelu on CPU).
+// after their op (tools/gen_ops.py registers `fusedBiasAct<Device::CPU>`
+// for fused_bias_act on CPU).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +15,7 @@
 #define FXMLIR_OPS_FUSEDOPS_H
 
 #include "../kernels/common/BiasBroadcast.h"
+#include "Activations.inc"
 #include "Device.h"
 #include "../kernels/common/ElementTypes.h"
 #include "../kernels/common/Elementwise.h"
@@ -74,10 +75,27 @@ void checkLikeX(const char *op, const char *name, const at::Tensor &other,
 /// Parses gelu's approximate argument: true for "tanh", false for "none".
 bool parseApproximate(const char *op, c10::string_view approximate);
 
-/// The activation a fused dropout applies first (schema.py's enum).
-enum class Activation { None, Gelu, GeluTanh, Relu, Silu };
+/// What the bias ops apply to x + bias (fused_ops.py's ACTIVATIONS).
+enum class Activation {
+#define FXMLIR_ACTIVATION_ENUMERATOR(enumerator, name, kernel) enumerator,
+  FXMLIR_ACTIVATIONS(FXMLIR_ACTIVATION_ENUMERATOR)
+#undef FXMLIR_ACTIVATION_ENUMERATOR
+};
 
+/// Parses an `activation` argument; a torch error names the accepted values.
 Activation parseActivation(const char *op, c10::string_view activation);
+
+/// f(Act{}) for the element function Act of `activation`.
+template <typename F> auto withActivation(Activation activation, F f) {
+  switch (activation) {
+#define FXMLIR_ACTIVATION_CASE(enumerator, name, kernel)                        \
+  case Activation::enumerator:                                                 \
+    return f(kernels::kernel{});
+    FXMLIR_ACTIVATIONS(FXMLIR_ACTIVATION_CASE)
+#undef FXMLIR_ACTIVATION_CASE
+  }
+  TORCH_CHECK(false, "unknown activation ", static_cast<int>(activation));
+}
 
 void checkDropProbability(const char *op, double p);
 
@@ -170,67 +188,30 @@ at::Tensor runBiasOp(const char *op, const at::Tensor &x,
   }
 }
 
-/// f(Gelu<tanh>) for gelu's approximate argument.
-template <typename F>
-auto withGelu(const char *op, c10::string_view approximate, F f) {
-  return parseApproximate(op, approximate) ? f(kernels::Gelu<true>{})
-                                           : f(kernels::Gelu<false>{});
-}
-
 template <Device D>
 at::Tensor biasAdd(const at::Tensor &x, const at::Tensor &bias, int64_t axis) {
   return runBiasOp<D>("bias_add", x, bias, axis, kernels::Identity{});
 }
 
 template <Device D>
-at::Tensor fusedBiasAddGelu(const at::Tensor &x, const at::Tensor &bias,
-                            int64_t axis, c10::string_view approximate) {
-  constexpr const char *op = "fused_bias_add_gelu";
-  return withGelu(op, approximate, [&](auto gelu) {
-    return runBiasOp<D>(op, x, bias, axis, kernels::Activate<decltype(gelu)>{});
+at::Tensor fusedBiasAct(const at::Tensor &x, const at::Tensor &bias,
+                        int64_t axis, c10::string_view activation) {
+  constexpr const char *op = "fused_bias_act";
+  return withActivation(parseActivation(op, activation), [&](auto act) {
+    return runBiasOp<D>(op, x, bias, axis, kernels::Activate<decltype(act)>{});
   });
 }
 
 template <Device D>
-at::Tensor fusedBiasAddGeluGrad(const at::Tensor &grad, const at::Tensor &x,
-                                const at::Tensor &bias, int64_t axis,
-                                c10::string_view approximate) {
-  constexpr const char *op = "fused_bias_add_gelu_grad";
-  return withGelu(op, approximate, [&](auto gelu) {
+at::Tensor fusedBiasActGrad(const at::Tensor &grad, const at::Tensor &x,
+                            const at::Tensor &bias, int64_t axis,
+                            c10::string_view activation) {
+  constexpr const char *op = "fused_bias_act_grad";
+  return withActivation(parseActivation(op, activation), [&](auto act) {
     return runBiasOp<D>(op, x, bias, axis,
-                        kernels::ActivateGrad<decltype(gelu)>{},
+                        kernels::ActivateGrad<decltype(act)>{},
                         Grad{"grad", grad});
   });
-}
-
-template <Device D>
-at::Tensor fusedBiasAddRelu(const at::Tensor &x, const at::Tensor &bias,
-                            int64_t axis) {
-  return runBiasOp<D>("fused_bias_add_relu", x, bias, axis,
-                      kernels::Activate<kernels::Relu>{});
-}
-
-template <Device D>
-at::Tensor fusedBiasAddReluGrad(const at::Tensor &grad, const at::Tensor &x,
-                                const at::Tensor &bias, int64_t axis) {
-  return runBiasOp<D>("fused_bias_add_relu_grad", x, bias, axis,
-                      kernels::ActivateGrad<kernels::Relu>{},
-                      Grad{"grad", grad});
-}
-
-template <Device D>
-at::Tensor fusedBiasAddSilu(const at::Tensor &x, const at::Tensor &bias,
-                            int64_t axis) {
-  return runBiasOp<D>("fused_bias_add_silu", x, bias, axis,
-                      kernels::Activate<kernels::Silu>{});
-}
-
-template <Device D>
-at::Tensor fusedBiasAddSiluGrad(const at::Tensor &grad, const at::Tensor &x,
-                                const at::Tensor &bias, int64_t axis) {
-  return runBiasOp<D>("fused_bias_add_silu_grad", x, bias, axis,
-                      kernels::ActivateGrad<kernels::Silu>{},
-                      Grad{"grad", grad});
 }
 
 template <Device D>
@@ -293,27 +274,10 @@ inline c10::SymInt packedMaskBytes(const at::Tensor &like) {
   return (like.sym_numel() + 7) / 8;
 }
 
-/// f(wrap), where wrap(elementOp) is the element op that applies
-/// `activation` first (elementOp itself for none).
-template <typename F> void withActivation(Activation activation, F f) {
-  auto activateThen = [&](auto act) {
-    f([](auto elementOp) {
-      return kernels::ActivateThen<decltype(act), decltype(elementOp)>{
-          elementOp};
-    });
-  };
-  switch (activation) {
-  case Activation::None:
-    return f([](auto elementOp) { return elementOp; });
-  case Activation::Gelu:
-    return activateThen(kernels::Gelu<false>{});
-  case Activation::GeluTanh:
-    return activateThen(kernels::Gelu<true>{});
-  case Activation::Relu:
-    return activateThen(kernels::Relu{});
-  case Activation::Silu:
-    return activateThen(kernels::Silu{});
-  }
+/// The element op that applies Act, then `then` (a dropout after GELU).
+template <typename Act, typename Then>
+kernels::ActivateThen<Act, Then> activateThen(Act, Then then) {
+  return {then};
 }
 
 /// A bool mask packed at 1 bit per element (element i in bit i % 8 of byte
@@ -331,20 +295,20 @@ inline at::Tensor packMask(const at::Tensor &keep) {
 /// fused_bias_dropout_add with eager's mask (eager_random): the mask is
 /// drawn as eager draws it, then one bias-op pass computes
 /// residual + act(x + bias) * keep * scale from it.
-template <Device D, typename Activate>
+template <Device D, typename Act>
 std::tuple<at::Tensor, at::Tensor>
 biasDropoutEagerMask(const char *op, const at::Tensor &x,
                      const at::Tensor &bias, const at::Tensor &residual,
-                     int64_t axis, double p, bool packed, Activate activate) {
+                     int64_t axis, double p, bool packed, Act act) {
   at::Tensor keep = eagerKeepMask<D>(x, p);
   double scale = 1.0 / (1.0 - p);
   at::Tensor y =
       residual.defined()
           ? runBiasOp<D>(op, x, bias, axis,
-                         activate(kernels::MaskScaleAdd{scale}),
+                         activateThen(act, kernels::MaskScaleAdd{scale}),
                          Mask{"mask", keep}, Grad{"residual", residual})
           : runBiasOp<D>(op, x, bias, axis,
-                         activate(kernels::MaskScale{scale}),
+                         activateThen(act, kernels::MaskScale{scale}),
                          Mask{"mask", keep});
   return {y, packed ? packMask(keep) : keep};
 }
@@ -364,10 +328,10 @@ fusedBiasDropoutAdd(const at::Tensor &x, const at::Tensor &bias,
   if constexpr (D != Device::Meta) {
     if (eagerRandom.value_or(false)) {
       std::tuple<at::Tensor, at::Tensor> result;
-      withActivation(activation, [&](auto activate) {
+      withActivation(activation, [&](auto act) {
         result = biasDropoutEagerMask<D>(
             op, x, bias, residual.value_or(at::Tensor()), axis, p, packed,
-            activate);
+            act);
       });
       return result;
     }
@@ -394,13 +358,13 @@ fusedBiasDropoutAdd(const at::Tensor &x, const at::Tensor &bias,
                 mask.mutable_data_ptr(), shape, p, residualData...);
           };
           double scale = 1.0 / (1.0 - p);
-          withActivation(activation, [&](auto activate) {
+          withActivation(activation, [&](auto act) {
             auto withResidual = [&](auto packedTag) {
               if (rc.defined())
-                launch(packedTag, activate(kernels::MaskScaleAdd{scale}),
+                launch(packedTag, activateThen(act, kernels::MaskScaleAdd{scale}),
                        static_cast<const T *>(rc.const_data_ptr()));
               else
-                launch(packedTag, activate(kernels::MaskScale{scale}));
+                launch(packedTag, activateThen(act, kernels::MaskScale{scale}));
             };
             if (packed)
               withResidual(std::true_type{});

@@ -8,14 +8,79 @@ kernel serves each device); python/fxmlir/ops.py reads it to register the
 autograd formulas. A new fused op is a row here, its element function
 (csrc/kernels/common), its glue (csrc/ops/FusedOps.h), a pattern and, if it
 can appear before autodiff, a backward formula in ops.py.
+
+ACTIVATIONS is the one table of the activations the bias ops apply: a new
+activation is a row there, its element function (value and gradient, in
+csrc/kernels/common/Elementwise.h) and its pattern line
+(mlir/include/fxmlir/Transforms/Patterns/BiasAddActivationFusions.td); the
+`activation` attribute's values, the C++ enum and dispatch
+(csrc/ops/Activations.inc) and the autograd formulas follow from the row.
 """
 
 from __future__ import annotations
 
 import enum
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+
+
+@dataclass(frozen=True)
+class Activation:
+    """f(v) applied to v = x + bias by fused_bias_act (and its gradient by
+    fused_bias_act_grad) and, before its dropout, by fused_bias_dropout_add."""
+
+    name: str  # the `activation` attribute's value
+    kernel: str  # its element function: a struct in csrc/kernels/common/Elementwise.h
+    summary: str
+    # d^2 f / dv^2 in differentiable torch ops, for double backward; None
+    # where it is 0 almost everywhere.
+    second_derivative: Callable[[torch.Tensor], torch.Tensor] | None
+
+    @property
+    def enumerator(self) -> str:
+        """Its C++ enumerator: gelu_tanh -> GeluTanh."""
+        return "".join(part.capitalize() for part in self.name.split("_"))
+
+
+def _gelu_second_derivative(v: torch.Tensor) -> torch.Tensor:
+    pdf = torch.exp(-0.5 * v * v) / math.sqrt(2 * math.pi)
+    return pdf * (2 - v * v)
+
+
+def _gelu_tanh_second_derivative(v: torch.Tensor) -> torch.Tensor:
+    k, c = math.sqrt(2 / math.pi), 0.044715
+    t = torch.tanh(k * (v + c * v * v * v))
+    du = k * (1 + 3 * c * v * v)  # d(inner) / dv
+    return (1 - t * t) * (du - v * t * du * du + 3 * k * c * v * v)
+
+
+def _silu_second_derivative(v: torch.Tensor) -> torch.Tensor:
+    s = torch.sigmoid(v)
+    return s * (1 - s) * (2 + v * (1 - 2 * s))
+
+
+ACTIVATIONS = (
+    Activation("none", "NoActivation", "v itself", None),
+    Activation("gelu", "Gelu<false>", "torch's gelu, erf form", _gelu_second_derivative),
+    Activation("gelu_tanh", "Gelu<true>", "gelu with approximate=\"tanh\"",
+               _gelu_tanh_second_derivative),
+    Activation("relu", "Relu", "max(v, 0)", None),
+    Activation("silu", "Silu", "v * sigmoid(v), of LLaMA-style gated MLPs",
+               _silu_second_derivative),
+)
+
+
+def activations() -> dict[str, Activation]:
+    return {activation.name: activation for activation in ACTIVATIONS}
+
+
+def _activation_list() -> str:
+    """The activations in prose, for the ops' descriptions."""
+    names = [f'"{a.name}" ({a.summary})' for a in ACTIVATIONS]
+    return ", ".join(names[:-1]) + " or " + names[-1]
 
 
 class Family(enum.Enum):
@@ -90,81 +155,28 @@ FUSED_OPS = (
         saves=(),
     ),
     FusedOp(
-        'fused_bias_add_gelu(Tensor x, Tensor bias, int axis, str approximate="none") -> Tensor',
-        summary="gelu(x + bias) in one kernel",
+        'fused_bias_act(Tensor x, Tensor bias, int axis, str activation) -> Tensor',
+        summary="act(x + bias) in one kernel",
         description=f"""
-    {_BIAS_DOC} `approximate` is torch's: "none" (erf) or "tanh".
+    {_BIAS_DOC} `activation` is {_activation_list()}.
 
     ```mlir
-    %y = fxmlir.fused_bias_add_gelu %x, %b {{approximate = "none", axis = 1 : i64}}
+    %y = fxmlir.fused_bias_act %x, %b {{activation = "gelu", axis = 1 : i64}}
         : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
     ```""",
         family=Family.BIAS,
         saves=("x", "bias"),
     ),
     FusedOp(
-        'fused_bias_add_gelu_grad(Tensor grad, Tensor x, Tensor bias, int axis, '
-        'str approximate="none") -> Tensor',
-        summary="gelu_backward(grad, x + bias) in one kernel",
+        "fused_bias_act_grad(Tensor grad, Tensor x, Tensor bias, int axis, str activation) "
+        "-> Tensor",
+        summary="grad * act'(x + bias) in one kernel",
         description="""
-    The gradient of `fused_bias_add_gelu` with respect to `x`; `grad` is
-    shaped like `x`. The bias gradient is its sum over the other dims.
+    The gradient of `fused_bias_act` with respect to `x`; `grad` is shaped
+    like `x`. The bias gradient is its sum over the other dims.
 
     ```mlir
-    %dx = fxmlir.fused_bias_add_gelu_grad %g, %x, %b {approximate = "tanh", axis = 1 : i64}
-        : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
-    ```""",
-        family=Family.BIAS,
-        saves=("grad", "x", "bias"),
-    ),
-    FusedOp(
-        "fused_bias_add_relu(Tensor x, Tensor bias, int axis) -> Tensor",
-        summary="relu(x + bias) in one kernel",
-        description=f"""
-    {_BIAS_DOC} The activation of CNNs and classic MLP blocks.
-
-    ```mlir
-    %y = fxmlir.fused_bias_add_relu %x, %b {{axis = 1 : i64}}
-        : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
-    ```""",
-        family=Family.BIAS,
-        saves=("x", "bias"),
-    ),
-    FusedOp(
-        "fused_bias_add_relu_grad(Tensor grad, Tensor x, Tensor bias, int axis) -> Tensor",
-        summary="grad * (x + bias > 0) in one kernel",
-        description="""
-    The gradient of `fused_bias_add_relu` with respect to `x`.
-
-    ```mlir
-    %dx = fxmlir.fused_bias_add_relu_grad %g, %x, %b {axis = 1 : i64}
-        : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
-    ```""",
-        family=Family.BIAS,
-        saves=("grad", "x", "bias"),
-    ),
-    FusedOp(
-        "fused_bias_add_silu(Tensor x, Tensor bias, int axis) -> Tensor",
-        summary="silu(x + bias) in one kernel",
-        description=f"""
-    {_BIAS_DOC} `silu(v) = v * sigmoid(v)`, the activation of
-    LLaMA-style gated MLPs.
-
-    ```mlir
-    %y = fxmlir.fused_bias_add_silu %x, %b {{axis = 1 : i64}}
-        : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
-    ```""",
-        family=Family.BIAS,
-        saves=("x", "bias"),
-    ),
-    FusedOp(
-        "fused_bias_add_silu_grad(Tensor grad, Tensor x, Tensor bias, int axis) -> Tensor",
-        summary="silu_backward(grad, x + bias) in one kernel",
-        description="""
-    The gradient of `fused_bias_add_silu` with respect to `x`.
-
-    ```mlir
-    %dx = fxmlir.fused_bias_add_silu_grad %g, %x, %b {axis = 1 : i64}
+    %dx = fxmlir.fused_bias_act_grad %g, %x, %b {activation = "gelu_tanh", axis = 1 : i64}
         : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
     ```""",
         family=Family.BIAS,
@@ -213,23 +225,22 @@ FUSED_OPS = (
         'bool packed=True, str activation="none", bool? eager_random=None) '
         "-> (Tensor y, Tensor mask)",
         summary="residual + dropout(act(x + bias)) in one kernel that draws its mask",
-        description="""
+        description=f"""
     Megatron's `bias_dropout_add`: `y = residual + act(x + bias) * mask / (1 - p)`
-    (no residual: `y = dropout(act(x + bias))`). `activation` is "none"
-    (act(v) = v), "gelu" (erf), "gelu_tanh", "relu" or "silu": a dropout
-    after an activation (`Linear -> GELU -> Dropout`) costs no pass of its
-    own. The keep mask is drawn inside the kernel from torch's generator for
-    the device (Philox, like `random_mask_like`: `torch.manual_seed`
-    reproduces it); with `eager_random`, it is `random_mask_like`'s with
-    `eager_random`, eager's mask, drawn before the kernel runs (one more
-    pass, writing the mask). `mask` is what
-    backward needs: with `packed`, 1 bit per element (uint8, ceil(numel / 8)
+    (no residual: `y = dropout(act(x + bias))`). `activation` is
+    {_activation_list()}: a dropout after an activation (`Linear -> GELU ->
+    Dropout`) costs no pass of its own. The keep mask is drawn inside the
+    kernel from torch's generator for the device (Philox, like
+    `random_mask_like`: `torch.manual_seed` reproduces it); with
+    `eager_random`, it is `random_mask_like`'s with `eager_random`, eager's
+    mask, drawn before the kernel runs (one more pass, writing the mask).
+    `mask` is what backward needs: with `packed`, 1 bit per element (uint8, ceil(numel / 8)
     bytes, element i in bit i % 8 of byte i / 8), 8x less than the bool mask
     `native_dropout` saves; without, that bool mask shaped like `x`.
     Not Pure: two dropouts must never be merged.
 
     ```mlir
-    %y, %m = fxmlir.fused_bias_dropout_add %x, %b, %r {activation = "gelu", axis = 1 : i64, p = 1.000000e-01 : f64, packed = true}
+    %y, %m = fxmlir.fused_bias_dropout_add %x, %b, %r {{activation = "gelu", axis = 1 : i64, p = 1.000000e-01 : f64, packed = true}}
         : (tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<16xui8>)
     ```""",
         family=Family.DROPOUT,

@@ -16,13 +16,12 @@ backward (gradient penalties, Hessian-vector products) is exact.
 
 from __future__ import annotations
 
-import math
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
-from fxmlir.fused_ops import FUSED_OPS, FusedOp
+from fxmlir.fused_ops import FUSED_OPS, FusedOp, activations
 from fxmlir.libraries import OpsLibraryNotFoundError, load
 
 __all__ = ["LIBRARY_PATH", "OpsLibraryNotFoundError"]
@@ -58,33 +57,25 @@ def _pre_activation_grads(grad_pre: torch.Tensor, a: SimpleNamespace,
     return grads
 
 
-def _gelu_second_derivative(v: torch.Tensor, approximate: str) -> torch.Tensor:
-    """d^2 gelu(v) / dv^2, in differentiable torch ops (for higher orders)."""
-    if approximate == "tanh":
-        k, c = math.sqrt(2 / math.pi), 0.044715
-        t = torch.tanh(k * (v + c * v * v * v))
-        du = k * (1 + 3 * c * v * v)  # d(inner) / dv
-        return (1 - t * t) * (du - v * t * du * du + 3 * k * c * v * v)
-    pdf = torch.exp(-0.5 * v * v) / math.sqrt(2 * math.pi)
-    return pdf * (2 - v * v)
-
-
-def _silu_second_derivative(v: torch.Tensor) -> torch.Tensor:
-    s = torch.sigmoid(v)
-    return s * (1 - s) * (2 + v * (1 - 2 * s))
-
-
-def _activation_grad_grads(a: SimpleNamespace, upstream: torch.Tensor, needs: set[str],
-                           first: Callable[..., torch.Tensor],
-                           second: Callable[[torch.Tensor], torch.Tensor] | None) -> Grads:
+def _activation_grad_grads(a: SimpleNamespace, upstream: torch.Tensor,
+                           needs: set[str]) -> Grads:
     """Gradients of out = grad * f'(x + bias): linear in grad (the first
     derivative, through the fused kernel), f'' for x and bias (none when
     f'' is 0 almost everywhere, as for relu)."""
-    grads = {"grad": first(upstream)} if "grad" in needs else {}
+    grads = {"grad": _activation_grad(upstream, a, a.activation)} if "grad" in needs else {}
+    second = activations()[a.activation].second_derivative
     if second is not None and needs & {"x", "bias"}:
         pre = a.x + _bias_view(a.bias, a.x.dim(), a.axis)
         grads |= _pre_activation_grads(upstream * a.grad * second(pre), a, needs)
     return grads
+
+
+def _activation_grad(grad: torch.Tensor, a: SimpleNamespace, activation: str) -> torch.Tensor:
+    """The gradient with respect to x + bias of `activation`, given the
+    gradient of its value."""
+    if activation == "none":
+        return grad
+    return fxmlir_ops.fused_bias_act_grad(grad, a.x, a.bias, a.axis, activation)
 
 
 # -- the formulas, by op ---------------------------------------------------------
@@ -93,62 +84,19 @@ def backward_bias_add(a: SimpleNamespace, grad: torch.Tensor, needs: set[str]) -
     return _pre_activation_grads(grad, a, needs)
 
 
-def backward_fused_bias_add_gelu(a: SimpleNamespace, grad: torch.Tensor,
+def backward_fused_bias_act(a: SimpleNamespace, grad: torch.Tensor,
+                            needs: set[str]) -> Grads:
+    return _pre_activation_grads(_activation_grad(grad, a, a.activation), a, needs)
+
+
+def backward_fused_bias_act_grad(a: SimpleNamespace, upstream: torch.Tensor,
                                  needs: set[str]) -> Grads:
-    return _pre_activation_grads(fxmlir_ops.fused_bias_add_gelu_grad(
-        grad, a.x, a.bias, a.axis, a.approximate), a, needs)
-
-
-def backward_fused_bias_add_gelu_grad(a: SimpleNamespace, upstream: torch.Tensor,
-                                      needs: set[str]) -> Grads:
-    return _activation_grad_grads(
-        a, upstream, needs,
-        lambda g: fxmlir_ops.fused_bias_add_gelu_grad(g, a.x, a.bias, a.axis, a.approximate),
-        lambda v: _gelu_second_derivative(v, a.approximate))
-
-
-def backward_fused_bias_add_relu(a: SimpleNamespace, grad: torch.Tensor,
-                                 needs: set[str]) -> Grads:
-    return _pre_activation_grads(
-        fxmlir_ops.fused_bias_add_relu_grad(grad, a.x, a.bias, a.axis), a, needs)
-
-
-def backward_fused_bias_add_relu_grad(a: SimpleNamespace, upstream: torch.Tensor,
-                                      needs: set[str]) -> Grads:
-    return _activation_grad_grads(
-        a, upstream, needs,
-        lambda g: fxmlir_ops.fused_bias_add_relu_grad(g, a.x, a.bias, a.axis), None)
-
-
-def backward_fused_bias_add_silu(a: SimpleNamespace, grad: torch.Tensor,
-                                 needs: set[str]) -> Grads:
-    return _pre_activation_grads(
-        fxmlir_ops.fused_bias_add_silu_grad(grad, a.x, a.bias, a.axis), a, needs)
-
-
-def backward_fused_bias_add_silu_grad(a: SimpleNamespace, upstream: torch.Tensor,
-                                      needs: set[str]) -> Grads:
-    return _activation_grad_grads(
-        a, upstream, needs,
-        lambda g: fxmlir_ops.fused_bias_add_silu_grad(g, a.x, a.bias, a.axis),
-        _silu_second_derivative)
+    return _activation_grad_grads(a, upstream, needs)
 
 
 def backward_fused_bias_add_mask_scale(a: SimpleNamespace, grad: torch.Tensor,
                                        needs: set[str]) -> Grads:
     return _pre_activation_grads(grad * a.mask * a.scale, a, needs)
-
-
-# The gradient with respect to x + bias of fused_bias_dropout_add's
-# activation, given the gradient of its value, by the op's `activation`.
-_ACTIVATION_GRADS: dict[str, Callable[[torch.Tensor, SimpleNamespace], torch.Tensor]] = {
-    "none": lambda g, a: g,
-    "gelu": lambda g, a: fxmlir_ops.fused_bias_add_gelu_grad(g, a.x, a.bias, a.axis, "none"),
-    "gelu_tanh": lambda g, a: fxmlir_ops.fused_bias_add_gelu_grad(
-        g, a.x, a.bias, a.axis, "tanh"),
-    "relu": lambda g, a: fxmlir_ops.fused_bias_add_relu_grad(g, a.x, a.bias, a.axis),
-    "silu": lambda g, a: fxmlir_ops.fused_bias_add_silu_grad(g, a.x, a.bias, a.axis),
-}
 
 
 def backward_fused_bias_dropout_add(a: SimpleNamespace, grad: torch.Tensor,
@@ -158,7 +106,7 @@ def backward_fused_bias_dropout_add(a: SimpleNamespace, grad: torch.Tensor,
         grad_act = fxmlir_ops.packed_mask_scale(grad, a.mask, scale)
     else:
         grad_act = torch.ops.aten.native_dropout_backward(grad, a.mask, scale)
-    grads = _pre_activation_grads(_ACTIVATION_GRADS[a.activation](grad_act, a), a, needs)
+    grads = _pre_activation_grads(_activation_grad(grad_act, a, a.activation), a, needs)
     if "residual" in needs:
         grads["residual"] = grad
     return grads

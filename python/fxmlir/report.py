@@ -64,7 +64,7 @@ class RoundTripRecord:
 
 
 def fused_text(ops: Iterable[tuple[str, int]]) -> str:
-    """"fused_bias_add_gelu x2, packed_mask_scale x1", or "-" for none."""
+    """"fused_bias_act x2, packed_mask_scale x1", or "-" for none."""
     return ", ".join(f"{name.removeprefix('fxmlir.')} x{count}" for name, count in ops) or "-"
 
 

@@ -36,6 +36,8 @@ from typing import Any
 import torch
 from torch._ops import OpOverload
 
+from fxmlir.fused_ops import ACTIVATIONS
+
 __all__ = [
     "ArgKind",
     "ArgRule",
@@ -211,8 +213,8 @@ class VerifyRule(enum.Enum):
 # others).
 STR_ENUMS = {
     "approximate": ("none", "tanh"),
-    # fxmlir's own: the activation a fused dropout applies first.
-    "activation": ("none", "gelu", "gelu_tanh", "relu", "silu"),
+    # fxmlir's own: what the bias ops apply to x + bias (fused_ops.py's table).
+    "activation": tuple(activation.name for activation in ACTIVATIONS),
     "rounding_mode": ("trunc", "floor"),
     "reduce": ("sum", "prod", "mean", "amax", "amin"),
 }
@@ -327,7 +329,7 @@ def op_from_mlir_name(name: str) -> OpOverload | None:
 
 
 def ods_def_name(op: OpOverload | torch._C.FunctionSchema) -> str:
-    """`Aten_AddTensorOp`, `Fxmlir_FusedBiasAddGeluOp`; a leading `_` of the
+    """`Aten_AddTensorOp`, `Fxmlir_FusedBiasActOp`; a leading `_` of the
     name is spelled `Underscore` (`_softmax` -> `Aten_UnderscoreSoftmaxOp`) so
     that the C++ class name is not a reserved identifier and differs from
     `softmax`'s."""

@@ -42,7 +42,7 @@ protected:
 
 TEST_F(CoreTest, RegistersGeneratedAndHandWrittenOps) {
   EXPECT_TRUE(context.isRegisteredOp("fxmlir.aten.gelu"));
-  EXPECT_TRUE(context.isRegisteredOp("fxmlir.fused_bias_add_gelu"));
+  EXPECT_TRUE(context.isRegisteredOp("fxmlir.fused_bias_act"));
   EXPECT_TRUE(context.isRegisteredOp("fxmlir.call"));
   EXPECT_FALSE(context.isRegisteredOp("fxmlir.aten.no_such_op"));
   std::vector<std::string> ops = context.dialectOps();
@@ -174,7 +174,7 @@ TEST_F(CoreTest, ListsThePipelineInOrderAndRunsItsPasses) {
   Module module = Module::parse(context, kBiasGelu);
   for (const std::string &name : names)
     module.runPipeline(name);
-  EXPECT_EQ(module.opCounts()["fxmlir.fused_bias_add_gelu"], 1);
+  EXPECT_EQ(module.opCounts()["fxmlir.fused_bias_act"], 1);
   EXPECT_EQ(module.opCounts().count("fxmlir.bias_add"), 0u);
 }
 
@@ -192,7 +192,7 @@ TEST_F(CoreTest, EachStageHasANamedPipelineOfItsDefaultPasses) {
     for (const Module::PassRun &run : module.runPipeline(name))
       ran.push_back(run.pass);
     EXPECT_EQ(ran, expected) << name;
-    EXPECT_EQ(module.opCounts()["fxmlir.fused_bias_add_gelu"], 1) << name;
+    EXPECT_EQ(module.opCounts()["fxmlir.fused_bias_act"], 1) << name;
   }
 }
 
@@ -229,7 +229,7 @@ TEST_F(CoreTest, PipelineRunsReportEachPassWithTimeAndSnapshot) {
   // Each snapshot is the module as that pass left it.
   EXPECT_NE(runs[0].moduleAfter.find("fxmlir.aten.gelu"), std::string::npos);
   EXPECT_EQ(runs[1].moduleAfter.find("fxmlir.aten.gelu"), std::string::npos);
-  EXPECT_NE(runs[1].moduleAfter.find("fxmlir.fused_bias_add_gelu"),
+  EXPECT_NE(runs[1].moduleAfter.find("fxmlir.fused_bias_act"),
             std::string::npos);
   // Without snapshots the report still names and times every pass.
   std::vector<Module::PassRun> quiet = module.runPipeline("cse,canonicalize");

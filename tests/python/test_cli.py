@@ -74,9 +74,9 @@ def test_report_tables_the_round_trips(dump):
         row = rows[f"graph_0_0_0/{stage}"]
         return row[made:earlier].strip(), row[earlier:].split("  ")[0].strip()
 
-    assert cells("before_autodiff") == ("fused_bias_add_gelu x1", "-")
-    assert cells("forward") == ("-", "fused_bias_add_gelu x1")
-    assert cells("backward") == ("-", "fused_bias_add_gelu_grad x1")
+    assert cells("before_autodiff") == ("fused_bias_act x1", "-")
+    assert cells("forward") == ("-", "fused_bias_act x1")
+    assert cells("backward") == ("-", "fused_bias_act_grad x1")
     # One run folder works as well as the dump directory.
     (run,) = dump.iterdir()
     assert fxmlir_cli("report", str(run)).stdout == out
@@ -101,8 +101,8 @@ def test_a_fused_op_counts_in_the_stage_that_created_it():
     assert first.fused_earlier == ()
     forward = record("forward", {"fxmlir.fused_bias_dropout_add": 4, "aten.gelu": 2,
                                  "aten.add": 2},
-                     {"fxmlir.fused_bias_dropout_add": 4, "fxmlir.fused_bias_add_gelu": 2})
-    assert forward.fused_ops == (("fxmlir.fused_bias_add_gelu", 2),)
+                     {"fxmlir.fused_bias_dropout_add": 4, "fxmlir.fused_bias_act": 2})
+    assert forward.fused_ops == (("fxmlir.fused_bias_act", 2),)
     assert forward.fused_earlier == (("fxmlir.fused_bias_dropout_add", 4),)
     # One more of a kind the input had: only the new one is the stage's.
     more = record("backward", {"fxmlir.packed_mask_scale": 1},
@@ -204,7 +204,7 @@ def test_show_prints_the_dot_with_fx_names(dump):
     # The parameter labelled by its name in the model, its FX name on hover.
     assert '"0.weight\\l' in dot and 'tooltip="primals_1"' in dot
     assert "tensor<4x16xf32, cpu>" in dot  # full types
-    assert "fxmlir.fused_bias_add_gelu" in dot and "#ffcc80" in dot  # fused, highlighted
+    assert "fxmlir.fused_bias_act" in dot and "#ffcc80" in dot  # fused, highlighted
 
 
 @pytest.mark.skipif(not HAS_DOT, reason="graphviz's dot is not installed")

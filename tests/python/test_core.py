@@ -10,7 +10,7 @@ BIAS_GELU = """
 func.func @forward(%x: tensor<2x4xf32, #fxmlir.device<"cpu">>,
                    %b: tensor<4xf32, #fxmlir.device<"cpu">>)
     -> tensor<2x4xf32, #fxmlir.device<"cpu">> {
-  %0 = fxmlir.fused_bias_add_gelu %x, %b {approximate = "none", axis = 1 : i64}
+  %0 = fxmlir.fused_bias_act %x, %b {activation = "gelu", axis = 1 : i64}
       : (tensor<2x4xf32, #fxmlir.device<"cpu">>, tensor<4xf32, #fxmlir.device<"cpu">>)
       -> tensor<2x4xf32, #fxmlir.device<"cpu">>
   return %0 : tensor<2x4xf32, #fxmlir.device<"cpu">>
@@ -25,7 +25,7 @@ def context() -> _C.Context:
 
 def test_dialect_registers_generated_and_hand_written_ops(context):
     ops = context.dialect_ops()
-    assert "fxmlir.fused_bias_add_gelu" in ops
+    assert "fxmlir.fused_bias_act" in ops
     assert "fxmlir.aten.gelu" in ops
     assert context.is_registered_op("fxmlir.call")
     assert not context.is_registered_op("fxmlir.no_such_op")
@@ -34,10 +34,10 @@ def test_dialect_registers_generated_and_hand_written_ops(context):
 def test_print_reparses_to_the_same_text(context):
     module = context.parse(BIAS_GELU)
     text = str(module)
-    assert "fxmlir.fused_bias_add_gelu" in text
+    assert "fxmlir.fused_bias_act" in text
     assert str(context.parse(text)) == text
     generic = module.print(generic=True)
-    assert '"fxmlir.fused_bias_add_gelu"' in generic
+    assert '"fxmlir.fused_bias_act"' in generic
     assert str(context.parse(generic)) == text
 
 
@@ -47,15 +47,15 @@ def test_malformed_input_is_a_located_error(context):
 
 
 def test_verifier_error_names_the_problem(context):
-    bad = BIAS_GELU.replace('"none"', '"fast"')
-    with pytest.raises(ValueError, match='approximate must be "none" or "tanh"'):
+    bad = BIAS_GELU.replace('"gelu"', '"fast"')
+    with pytest.raises(ValueError, match='activation must be "none", "gelu", "gelu_tanh"'):
         context.parse(bad)
 
 
 def test_pipeline_runs_and_rejects_unknown_pass(context):
     module = context.parse(BIAS_GELU)
     module.run_pipeline("canonicalize,cse")
-    assert module.op_counts() == {"fxmlir.fused_bias_add_gelu": 1,
+    assert module.op_counts() == {"fxmlir.fused_bias_act": 1,
                                   "func.return": 1}
     with pytest.raises(_C.Error, match="no-such-pass"):
         module.run_pipeline("no-such-pass")
@@ -67,9 +67,9 @@ def test_json_export_describes_the_graph(context):
     assert func["name"] == "forward"
     assert [a["type"]["shape"] for a in func["arguments"]] == [[2, 4], [4]]
     (op,) = func["ops"]
-    assert op["name"] == "fxmlir.fused_bias_add_gelu"
+    assert op["name"] == "fxmlir.fused_bias_act"
     assert op["attributes"]["axis"] == {"int": 1}
-    assert op["attributes"]["approximate"] == {"str": "none"}
+    assert op["attributes"]["activation"] == {"str": "gelu"}
     assert op["results"][0]["type"]["device"] == "cpu"
     assert func["returns"] == [op["results"][0]["id"]]
 
@@ -117,7 +117,7 @@ func.func @forward(%x: tensor<2x4xf32, {_CPU}>, %b: tensor<4xf32, {_CPU}>)
     module = context.parse(text)
     assert module.explain_fusions("fxmlir-forward") == []
     module.run_pipeline("fxmlir-forward")
-    assert "fxmlir.fused_bias_add_gelu" in str(module)
+    assert "fxmlir.fused_bias_act" in str(module)
 
 
 def test_explain_names_patterns_whole(context):
@@ -126,7 +126,7 @@ def test_explain_names_patterns_whole(context):
     text = f"""
 func.func @forward(%x: tensor<2x4xf32, {_CPU}>, %b: tensor<4xf32, {_CPU}>)
     -> tensor<2x4xf32, {_CPU}> {{
-  %s = fxmlir.fused_bias_add_gelu %x, %b {{approximate = "none", axis = 1 : i64}}
+  %s = fxmlir.fused_bias_act %x, %b {{activation = "gelu", axis = 1 : i64}}
       : (tensor<2x4xf32, {_CPU}>, tensor<4xf32, {_CPU}>) -> tensor<2x4xf32, {_CPU}> loc("gelu")
   %d = fxmlir.aten.dropout %s {{p = 0.1 : f64, train = false}}
       : (tensor<2x4xf32, {_CPU}>) -> tensor<2x4xf32, {_CPU}> loc("dropout")
@@ -170,7 +170,7 @@ def test_modules_outlive_their_context():
     copy = module.clone()
     import gc
     gc.collect()
-    assert "fused_bias_add_gelu" in str(module)
+    assert "fused_bias_act" in str(module)
     copy.run_pipeline("canonicalize")
 
 

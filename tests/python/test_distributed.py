@@ -100,6 +100,6 @@ def test_distributed_training_through_fxmlir_equals_eager(tmp_path, kind, fused_
             torch.testing.assert_close(state[name], value, rtol=1e-5, atol=1e-6)
     summaries = list(Path(tmp_path, "dumps0").glob("*/graph_*/before_autodiff/summary.json"))
     assert summaries  # the model did go through fxmlir
-    fused = sum(json.loads(p.read_text())["fused_ops"].get("fxmlir.fused_bias_add_gelu", 0)
+    fused = sum(json.loads(p.read_text())["fused_ops"].get("fxmlir.fused_bias_act", 0)
                 for p in summaries)
     assert fused == fused_sites

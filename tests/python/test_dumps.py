@@ -167,8 +167,8 @@ def test_dumps_that_cannot_be_written_cost_no_fusion(tmp_path, monkeypatch, brea
         warnings.simplefilter("always")
         losses, params = train_mlp(dumps)
     # The bias + GELU fused before autodiff, in the forward and backward graphs.
-    assert "fxmlir.fused_bias_add_gelu.default" in fused, fxmlir_warnings(caught)
-    assert "fxmlir.fused_bias_add_gelu_grad.default" in fused
+    assert "fxmlir.fused_bias_act.default" in fused, fxmlir_warnings(caught)
+    assert "fxmlir.fused_bias_act_grad.default" in fused
     ((category, message),) = fxmlir_warnings(caught)  # one warning for the run
     assert category == "DumpWarning" and f"dumps to {dumps} stopped" in message, message
     eager_losses, eager_params = train_mlp(None)
@@ -186,7 +186,7 @@ def test_a_dump_file_that_cannot_be_made_is_skipped(tmp_path, monkeypatch):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         train_mlp(tmp_path)
-    assert "fxmlir.fused_bias_add_gelu.default" in fused, fxmlir_warnings(caught)
+    assert "fxmlir.fused_bias_act.default" in fused, fxmlir_warnings(caught)
     skipped = fxmlir_warnings(caught)
     assert len(skipped) == 6  # fx_before.py and fx_after.py of each stage
     assert all(category == "DumpWarning" and "not dumped: could not make it: RuntimeError: "
@@ -244,8 +244,8 @@ def test_a_read_only_dump_dir_costs_no_fusion(tmp_path):
     dumps.chmod(0o755)
     assert result.returncode == 0, result.stderr[-3000:]
     run = json.loads(result.stdout.strip().splitlines()[-1])
-    assert "fxmlir.fused_bias_add_gelu.default" in run["fused"], run
-    assert "fxmlir.fused_bias_add_gelu_grad.default" in run["fused"], run
+    assert "fxmlir.fused_bias_act.default" in run["fused"], run
+    assert "fxmlir.fused_bias_act_grad.default" in run["fused"], run
     assert run["equal"], run
     (warning,) = run["warnings"]
     assert warning.startswith(f"DumpWarning: fxmlir: dumps to {dumps} stopped"), warning

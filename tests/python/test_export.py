@@ -45,7 +45,7 @@ def test_optimize_a_graph_module():
 
     graph = make_fx(forward, tracing_mode="fake")(*params, x)
     optimized = fxmlir.optimize(graph)
-    assert fused_targets(optimized) == ["fxmlir.fused_bias_add_gelu.default"]
+    assert fused_targets(optimized) == ["fxmlir.fused_bias_act.default"]
     torch.testing.assert_close(optimized(*params, x), model(x))
 
 
@@ -53,7 +53,7 @@ def test_exported_program_keeps_its_fusions_through_save_and_load(tmp_path):
     model = make_model()
     x = torch.randn(4, 8)
     ep = fxmlir.optimize(torch.export.export(model, (x,)))
-    assert fused_targets(ep.graph_module) == ["fxmlir.fused_bias_add_gelu.default"]
+    assert fused_targets(ep.graph_module) == ["fxmlir.fused_bias_act.default"]
     torch.testing.assert_close(ep.module()(x), model(x))
     torch.export.save(ep, tmp_path / "model.pt2")
     torch.save({"x": x, "expected": model(x).detach()}, tmp_path / "io.pt")
@@ -70,7 +70,7 @@ def test_exported_program_keeps_its_fusions_through_save_and_load(tmp_path):
         print([str(n.target) for n in ep.graph.nodes if "fxmlir" in str(n.target)])
     """)
     assert result.returncode == 0, result.stderr
-    assert "fxmlir.fused_bias_add_gelu.default" in result.stdout
+    assert "fxmlir.fused_bias_act.default" in result.stdout
 
 
 def test_a_program_whose_fxmlir_ops_cannot_load_names_fxmlir(tmp_path):
@@ -82,7 +82,7 @@ def test_a_program_whose_fxmlir_ops_cannot_load_names_fxmlir(tmp_path):
         torch.export.load({str(tmp_path / "model.pt2")!r})
     """)
     assert result.returncode != 0
-    assert "torch.ops.fxmlir.fused_bias_add_gelu is an op of fxmlir, whose op library did " \
+    assert "torch.ops.fxmlir.fused_bias_act is an op of fxmlir, whose op library did " \
            "not load" in result.stderr
 
 
@@ -93,7 +93,7 @@ def aoti_package(tmp_path_factory):
     folder = tmp_path_factory.mktemp("aoti")
     model, x = make_model(), torch.randn(4, 8)
     ep = fxmlir.optimize(torch.export.export(model, (x,)))
-    assert fused_targets(ep.graph_module) == ["fxmlir.fused_bias_add_gelu.default"]
+    assert fused_targets(ep.graph_module) == ["fxmlir.fused_bias_act.default"]
     package = torch._inductor.aoti_compile_and_package(ep, package_path=str(folder / "m.pt2"))
     torch.save({"x": x, "expected": model(x).detach()}, folder / "io.pt")
     return package, folder / "io.pt"
@@ -121,7 +121,7 @@ def test_an_aoti_package_whose_fxmlir_ops_cannot_load_names_fxmlir(aoti_package)
         torch._inductor.aoti_load_package({package!r})
     """)
     assert result.returncode != 0
-    assert "torch.ops.fxmlir.fused_bias_add_gelu is an op of fxmlir, whose op library did " \
+    assert "torch.ops.fxmlir.fused_bias_act is an op of fxmlir, whose op library did " \
            "not load" in result.stderr
 
 
@@ -142,7 +142,7 @@ def test_dumped_fx_after_runs_on_its_own(tmp_path):
                                 timeout=300, cwd=tmp_path)
         assert result.returncode == 0, (stage, result.stderr)
         assert "output 0: (4, 2)" in result.stdout or stage == "backward"
-    assert "fused_bias_add_gelu" in next(tmp_path.glob("*/graph_*/forward/fx_after.py")) \
+    assert "fused_bias_act" in next(tmp_path.glob("*/graph_*/forward/fx_after.py")) \
         .read_text()
     # compare.py runs both scripts on the same seeded inputs: the fused
     # graph computes what the original did.
@@ -220,5 +220,5 @@ def test_optimize_goes_on_when_its_dumps_cannot_be_written(tmp_path, monkeypatch
     x = torch.randn(4, 8)
     with pytest.warns(UserWarning, match="dumps to .* stopped, the round trips go on"):
         ep = fxmlir.optimize(torch.export.export(model, (x,)), dump_dir=str(tmp_path))
-    assert fused_targets(ep.graph_module) == ["fxmlir.fused_bias_add_gelu.default"]
+    assert fused_targets(ep.graph_module) == ["fxmlir.fused_bias_act.default"]
     torch.testing.assert_close(ep.module()(x), model(x))

@@ -11,7 +11,9 @@ import torch
 import torch.nn.functional as F
 
 import fxmlir
+import fxmlir.jit_ops  # noqa: F401  (loads mlir_jit, whose library is apart)
 import fxmlir.ops  # noqa: F401  (loads torch.ops.fxmlir)
+from fxmlir import fused_ops
 
 ops = torch.ops.fxmlir
 
@@ -99,56 +101,32 @@ def test_bias_add(device: str, dtype: torch.dtype, shape, axis: int) -> None:
     )
 
 
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape,axis", SHAPES)
-@pytest.mark.parametrize("approximate", ["none", "tanh"])
-def test_fused_bias_add_gelu(
-    device: str, dtype: torch.dtype, shape, axis: int, approximate: str
-) -> None:
-    x, bias = make_inputs(shape, axis, dtype, device)
-    check_forward_backward(
-        lambda x, b: ops.fused_bias_add_gelu(x, b, axis, approximate),
-        lambda x, b: F.gelu(x + bias_view(b, x.dim(), axis), approximate=approximate),
-        [x, bias],
-        dtype,
-    )
-
-
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape,axis", SHAPES)
-@pytest.mark.parametrize("approximate", ["none", "tanh"])
-def test_fused_bias_add_gelu_grad(
-    device: str, dtype: torch.dtype, shape, axis: int, approximate: str
-) -> None:
-    x, bias = make_inputs(shape, axis, dtype, device)
-    grad = torch.randn_like(x)
-    out = ops.fused_bias_add_gelu_grad(grad, x, bias, axis, approximate)
-    pre = x + bias_view(bias, x.dim(), axis)
-    ref = torch.ops.aten.gelu_backward(grad, pre, approximate=approximate)
-    torch.testing.assert_close(out, ref, **TOLERANCES[dtype])
-
-
-# relu and silu fusions: (fused op, its gradient op, eager activation, eager
-# gradient given the pre-activation).
-ACTIVATIONS = {
-    "relu": (ops.fused_bias_add_relu, ops.fused_bias_add_relu_grad, F.relu,
-             lambda g, v: torch.ops.aten.threshold_backward(g, F.relu(v), 0)),
-    "silu": (ops.fused_bias_add_silu, ops.fused_bias_add_silu_grad, F.silu,
-             torch.ops.aten.silu_backward),
+# Every activation of fused_ops.ACTIVATIONS as eager spells it: (value,
+# gradient given the output gradient and the pre-activation).
+EAGER_ACTIVATIONS = {
+    "none": (lambda v: v, lambda g, v: g),
+    "gelu": (F.gelu, lambda g, v: torch.ops.aten.gelu_backward(g, v)),
+    "gelu_tanh": (lambda v: F.gelu(v, approximate="tanh"),
+                  lambda g, v: torch.ops.aten.gelu_backward(g, v, approximate="tanh")),
+    "relu": (F.relu, lambda g, v: torch.ops.aten.threshold_backward(g, F.relu(v), 0)),
+    "silu": (F.silu, torch.ops.aten.silu_backward),
 }
+ACTIVATION_NAMES = [activation.name for activation in fused_ops.ACTIVATIONS]
+
+
+def test_every_activation_has_an_eager_reference() -> None:
+    assert sorted(EAGER_ACTIVATIONS) == sorted(ACTIVATION_NAMES)
 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape,axis", SHAPES)
-@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
-def test_fused_bias_add_activation(device, dtype, shape, axis, activation) -> None:
-    fused, _, eager, _ = ACTIVATIONS[activation]
+@pytest.mark.parametrize("activation", ACTIVATION_NAMES)
+def test_fused_bias_act(device, dtype, shape, axis, activation) -> None:
+    eager, _ = EAGER_ACTIVATIONS[activation]
     x, bias = make_inputs(shape, axis, dtype, device)
     check_forward_backward(
-        lambda x, b: fused(x, b, axis),
+        lambda x, b: ops.fused_bias_act(x, b, axis, activation),
         lambda x, b: eager(x + bias_view(b, x.dim(), axis)),
         [x, bias],
         dtype,
@@ -158,12 +136,12 @@ def test_fused_bias_add_activation(device, dtype, shape, axis, activation) -> No
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape,axis", SHAPES)
-@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
-def test_fused_bias_add_activation_grad(device, dtype, shape, axis, activation) -> None:
-    _, fused_grad, _, eager_grad = ACTIVATIONS[activation]
+@pytest.mark.parametrize("activation", ACTIVATION_NAMES)
+def test_fused_bias_act_grad(device, dtype, shape, axis, activation) -> None:
+    _, eager_grad = EAGER_ACTIVATIONS[activation]
     x, bias = make_inputs(shape, axis, dtype, device)
     grad = torch.randn_like(x)
-    out = fused_grad(grad, x, bias, axis)
+    out = ops.fused_bias_act_grad(grad, x, bias, axis, activation)
     ref = eager_grad(grad, x + bias_view(bias, x.dim(), axis))
     torch.testing.assert_close(out, ref, **TOLERANCES[dtype])
 
@@ -175,8 +153,8 @@ def test_relu_grad_selects_like_eager(device) -> None:
     x = torch.tensor([[-1.0, 2.0, float("nan")]], device=device)
     bias = torch.zeros(3, device=device)
     grad = torch.tensor([[float("inf"), 1.0, 1.0]], device=device)
-    assert ops.fused_bias_add_relu_grad(grad, x, bias, 1)[0, 0] == 0
-    assert ops.fused_bias_add_relu(x, bias, 1)[0, 2].isnan()
+    assert ops.fused_bias_act_grad(grad, x, bias, 1, "relu")[0, 0] == 0
+    assert ops.fused_bias_act(x, bias, 1, "relu")[0, 2].isnan()
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -239,12 +217,12 @@ def test_non_contiguous_and_unaligned_inputs(device: str) -> None:
     # A storage offset of one element defeats 16-byte vector accesses.
     flat = torch.randn(1 + 8 * 12, device=device)[1:].view(8, 12)
     b12 = torch.randn(12, device=device)
-    torch.testing.assert_close(ops.fused_bias_add_gelu(flat, b12, 1), F.gelu(flat + b12))
+    torch.testing.assert_close(ops.fused_bias_act(flat, b12, 1, "gelu"), F.gelu(flat + b12))
     mask = torch.ones(1 + 8 * 12, dtype=torch.bool, device=device)[1:].view(8, 12)
     torch.testing.assert_close(
         ops.fused_bias_add_mask_scale(flat, b12, mask, 1, 2.0), (flat + b12) * 2.0
     )
-    out = ops.fused_bias_add_gelu(x, bias, 1)
+    out = ops.fused_bias_act(x, bias, 1, "gelu")
     assert out.is_contiguous()
 
 
@@ -252,32 +230,34 @@ def test_non_contiguous_and_unaligned_inputs(device: str) -> None:
 def test_empty_input(device: str) -> None:
     x = torch.randn(0, 5, device=device)
     bias = torch.randn(5, device=device)
-    assert ops.fused_bias_add_gelu(x, bias, 1).shape == (0, 5)
+    assert ops.fused_bias_act(x, bias, 1, "gelu").shape == (0, 5)
     assert ops.random_mask_like(x, 0.5).shape == (0, 5)
 
 
 OPCHECK_CASES = {
     "bias_add": lambda x, b, m, g: (ops.bias_add.default, (x, b, 1)),
-    "fused_bias_add_gelu": lambda x, b, m, g: (
-        ops.fused_bias_add_gelu.default,
+    "fused_bias_act": lambda x, b, m, g: (
+        ops.fused_bias_act.default,
         (x, b, -2),
-        {"approximate": "tanh"},
+        {"activation": "gelu_tanh"},
     ),
-    "fused_bias_add_gelu_grad": lambda x, b, m, g: (
-        ops.fused_bias_add_gelu_grad.default,
-        (g, x.detach(), b.detach(), 1, "none"),
+    "fused_bias_act_grad": lambda x, b, m, g: (
+        ops.fused_bias_act_grad.default,
+        (g, x.detach(), b.detach(), 1, "gelu"),
     ),
     "fused_bias_add_mask_scale": lambda x, b, m, g: (
         ops.fused_bias_add_mask_scale.default,
         (x, b, m, 1, 2.5),
     ),
     "random_mask_like": lambda x, b, m, g: (ops.random_mask_like.default, (x, 0.25)),
-    "fused_bias_add_relu": lambda x, b, m, g: (ops.fused_bias_add_relu.default, (x, b, 1)),
-    "fused_bias_add_relu_grad": lambda x, b, m, g: (
-        ops.fused_bias_add_relu_grad.default, (g, x, b, -2)),
-    "fused_bias_add_silu": lambda x, b, m, g: (ops.fused_bias_add_silu.default, (x, b, 1)),
-    "fused_bias_add_silu_grad": lambda x, b, m, g: (
-        ops.fused_bias_add_silu_grad.default, (g, x, b, 1)),
+    "fused_bias_act_relu": lambda x, b, m, g: (
+        ops.fused_bias_act.default, (x, b, 1, "relu")),
+    "fused_bias_act_grad_relu": lambda x, b, m, g: (
+        ops.fused_bias_act_grad.default, (g, x, b, -2, "relu")),
+    "fused_bias_act_silu": lambda x, b, m, g: (
+        ops.fused_bias_act.default, (x, b, 1, "silu")),
+    "fused_bias_act_grad_silu": lambda x, b, m, g: (
+        ops.fused_bias_act_grad.default, (g, x, b, 1, "silu")),
     # Random ops: opcheck compares two runs, so with p = 0 (nothing dropped).
     "fused_bias_dropout_add": lambda x, b, m, g: (
         ops.fused_bias_dropout_add.default, (x, b, g, 1, 0.0)),
@@ -385,7 +365,7 @@ def test_errors() -> None:
     with pytest.raises(RuntimeError, match="bias must be 1-D"):
         ops.bias_add(x, torch.randn(1, 5), 1)
     with pytest.raises(RuntimeError, match=r"bias has 4 elements but x.size\(1\) is 5"):
-        ops.fused_bias_add_gelu(x, torch.randn(4), 1)
+        ops.fused_bias_act(x, torch.randn(4), 1, "gelu")
     with pytest.raises(RuntimeError, match="axis 2 is out of range"):
         ops.bias_add(x, bias, 2)
     with pytest.raises(RuntimeError, match="axis -3 is out of range"):
@@ -394,10 +374,11 @@ def test_errors() -> None:
         ops.bias_add(x, bias.double(), 1)
     with pytest.raises(RuntimeError, match="unsupported dtype"):
         ops.bias_add(x.int(), bias.int(), 1)
-    with pytest.raises(RuntimeError, match="approximate must be 'none' or 'tanh', got 'erf'"):
-        ops.fused_bias_add_gelu(x, bias, 1, "erf")
+    with pytest.raises(RuntimeError, match="fused_bias_act: activation must be one of 'none', "
+                       "'gelu', 'gelu_tanh', .*, got 'erf'"):
+        ops.fused_bias_act(x, bias, 1, "erf")
     with pytest.raises(RuntimeError, match="grad shape"):
-        ops.fused_bias_add_gelu_grad(torch.randn(4, 6), x, bias, 1)
+        ops.fused_bias_act_grad(torch.randn(4, 6), x, bias, 1, "gelu")
     with pytest.raises(RuntimeError, match="mask must be Bool"):
         ops.fused_bias_add_mask_scale(x, bias, torch.ones(4, 5), 1, 2.0)
     with pytest.raises(RuntimeError, match="mask shape"):
@@ -405,22 +386,18 @@ def test_errors() -> None:
     for p in (-0.1, 1.0, float("nan")):
         with pytest.raises(RuntimeError, match=r"p must be in \[0, 1\)"):
             ops.random_mask_like(x, p)
-    with pytest.raises(RuntimeError, match="fused_bias_dropout_add: activation must be 'none', "
-                       "'gelu', 'gelu_tanh', 'relu' or 'silu', got 'tanh'"):
-        ops.fused_bias_dropout_add(x, bias, None, 1, 0.1, True, "tanh")
+    with pytest.raises(RuntimeError, match="fused_bias_dropout_add: activation must be one of "
+                       "'none', 'gelu', 'gelu_tanh', .*, got 'gelu_erf'"):
+        ops.fused_bias_dropout_add(x, bias, None, 1, 0.1, True, "gelu_erf")
 
 
 # One failing call per op: its kernel's argument check raises c10::Error.
 RAISING_CALLS = {
     "bias_add": "ops.bias_add(x, torch.randn(1, 5, device=d), 1)",
-    "fused_bias_add_gelu": "ops.fused_bias_add_gelu(x, b, 1, 'erf')",
-    "fused_bias_add_gelu_grad": "ops.fused_bias_add_gelu_grad(torch.randn(4, 6, device=d), x, b, 1)",
+    "fused_bias_act": "ops.fused_bias_act(x, b, 1, 'erf')",
+    "fused_bias_act_grad": "ops.fused_bias_act_grad(torch.randn(4, 6, device=d), x, b, 1, 'gelu')",
     "random_mask_like": "ops.random_mask_like(x, 1.5)",
     "fused_bias_add_mask_scale": "ops.fused_bias_add_mask_scale(x, b, x, 1, 2.0)",
-    "fused_bias_add_relu": "ops.fused_bias_add_relu(x, b, 2)",
-    "fused_bias_add_relu_grad": "ops.fused_bias_add_relu_grad(x.int(), x, b, 1)",
-    "fused_bias_add_silu": "ops.fused_bias_add_silu(x.int(), b.int(), 1)",
-    "fused_bias_add_silu_grad": "ops.fused_bias_add_silu_grad(x, x, b.double(), 1)",
     "mlir_jit": "ops.mlir_jit('func.func private @f() { return }', 'g', [x])",
     "fused_bias_dropout_add": "ops.fused_bias_dropout_add(x, b, x.t(), 1, 0.1)",
     "packed_mask_scale": "ops.packed_mask_scale(x, torch.zeros(2, dtype=torch.uint8, device=d), 2.0)",
@@ -474,7 +451,7 @@ class DropoutGeluMLP(torch.nn.Module):
         self.b2 = torch.nn.Parameter(torch.randn(width))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = ops.fused_bias_add_gelu(self.fc1(x), self.b1, -1, "tanh")
+        h = ops.fused_bias_act(self.fc1(x), self.b1, -1, "gelu_tanh")
         h = ops.bias_add(h, self.b1, 1)
         mask = ops.random_mask_like(h, 0.1)
         return ops.fused_bias_add_mask_scale(self.fc2(h), self.b2, mask, -1, 1 / 0.9)
@@ -511,9 +488,9 @@ def test_compiled_train_step(device: str, backend: str, dynamic: bool) -> None:
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("activation", ["gelu", "gelu_tanh"])
 @pytest.mark.parametrize("shape,axis", [((3, 5), 1), ((2, 3, 4), 1), ((4, 3), 0)])
-def test_fused_bias_add_gelu_double_backward(device, approximate, shape, axis) -> None:
+def test_fused_bias_act_double_backward_any_axis(device, activation, shape, axis) -> None:
     """Second derivatives through the fused op (and its fused gradient) match
     finite differences in float64."""
     x, bias = make_inputs(shape, axis, torch.float64, device)
@@ -521,28 +498,29 @@ def test_fused_bias_add_gelu_double_backward(device, approximate, shape, axis) -
     bias.requires_grad_(True)
 
     def fn(x, b):
-        return ops.fused_bias_add_gelu(x, b, axis, approximate)
+        return ops.fused_bias_act(x, b, axis, activation)
 
     assert torch.autograd.gradcheck(fn, (x, bias))
     assert torch.autograd.gradgradcheck(fn, (x, bias))
     grad = torch.randn(shape, dtype=torch.float64, device=device, requires_grad=True)
     assert torch.autograd.gradcheck(
-        lambda g, x, b: ops.fused_bias_add_gelu_grad(g, x, b, axis, approximate),
+        lambda g, x, b: ops.fused_bias_act_grad(g, x, b, axis, activation),
         (grad, x, bias))
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+@pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_activation_double_backward(device, activation) -> None:
-    fused, fused_grad, _, _ = ACTIVATIONS[activation]
     # Away from relu's kink, where finite differences are exact.
     x = (torch.rand(3, 4, dtype=torch.float64, device=device) + 0.5) * \
         torch.tensor([1.0, -1.0, 1.0, -1.0], dtype=torch.float64, device=device)
     bias = (torch.rand(4, dtype=torch.float64, device=device) * 0.1).requires_grad_()
     x.requires_grad_()
-    assert torch.autograd.gradgradcheck(lambda x, b: fused(x, b, 1), (x, bias))
+    assert torch.autograd.gradgradcheck(
+        lambda x, b: ops.fused_bias_act(x, b, 1, activation), (x, bias))
     grad = torch.randn(3, 4, dtype=torch.float64, device=device, requires_grad=True)
-    assert torch.autograd.gradcheck(lambda g, x, b: fused_grad(g, x, b, 1), (grad, x, bias))
+    assert torch.autograd.gradcheck(
+        lambda g, x, b: ops.fused_bias_act_grad(g, x, b, 1, activation), (grad, x, bias))
 
 
 # -- residual bias-dropout-add with a packed mask -----------------------------
@@ -583,19 +561,9 @@ def test_fused_bias_dropout_add(device, dtype, shape, axis, residual, packed) ->
         assert mask.dtype == torch.bool and mask.shape == x.shape
 
 
-# fused_bias_dropout_add's activations, as eager spells them.
-DROPOUT_ACTIVATIONS = {
-    "none": lambda v: v,
-    "gelu": F.gelu,
-    "gelu_tanh": lambda v: F.gelu(v, approximate="tanh"),
-    "relu": F.relu,
-    "silu": F.silu,
-}
-
-
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("activation", sorted(DROPOUT_ACTIVATIONS))
+@pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 @pytest.mark.parametrize("residual,packed", [(False, True), (True, False)])
 def test_fused_bias_dropout_add_activation(device, dtype, activation, residual,
                                            packed) -> None:
@@ -613,14 +581,14 @@ def test_fused_bias_dropout_add_activation(device, dtype, activation, residual,
 
     def reference(x, b, *r):
         keep = unpack(masks[0], x) if packed else masks[0]
-        act = DROPOUT_ACTIVATIONS[activation](x + bias_view(b, x.dim(), axis))
+        act = EAGER_ACTIVATIONS[activation][0](x + bias_view(b, x.dim(), axis))
         dropped = act * keep / (1 - p)
         return r[0] + dropped if r else dropped
 
     check_forward_backward(fused, reference, inputs, dtype)
 
 
-@pytest.mark.parametrize("activation", sorted(DROPOUT_ACTIVATIONS))
+@pytest.mark.parametrize("activation", ACTIVATION_NAMES)
 def test_fused_bias_dropout_add_activation_double_backward(activation) -> None:
     """Exact second derivatives through the activation (gradient penalties);
     the seed fixes the mask across gradcheck's calls."""

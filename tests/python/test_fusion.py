@@ -68,7 +68,7 @@ def test_without_dropout_the_loss_curve_matches_eager(tmp_path):
     fused_losses, eager_losses = train_fused_and_eager(0.0, tmp_path)
     torch.testing.assert_close(fused_losses, eager_losses, rtol=1e-4, atol=1e-5)
     forward, _ = stage_files(tmp_path, "forward")
-    assert "fxmlir.fused_bias_add_gelu" in forward
+    assert "fxmlir.fused_bias_act" in forward
     # p = 0 is not dropout: nothing to fuse into a mask.
     assert "fxmlir.fused_bias_dropout_add" not in forward
 
@@ -92,7 +92,7 @@ def test_with_dropout_the_fused_model_trains(tmp_path):
     assert "fxmlir.bias_add" not in forward
     assert "xui8" in forward  # the packed mask is what the forward hands on
     backward, summary = stage_files(tmp_path, "backward")
-    assert summary["fused_ops"] == {"fxmlir.fused_bias_add_gelu_grad": 1,
+    assert summary["fused_ops"] == {"fxmlir.fused_bias_act_grad": 1,
                                     "fxmlir.packed_mask_scale": 2}
     assert "fxmlir.aten.gelu_backward" not in backward
 

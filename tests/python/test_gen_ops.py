@@ -292,21 +292,22 @@ def test_fused_ops_table_is_what_torch_and_the_dialect_register() -> None:
 
 
 def test_fused_op_definitions_follow_the_schema_rule() -> None:
-    from fxmlir.fused_ops import by_name
+    from fxmlir.fused_ops import ACTIVATIONS, by_name
 
     text = gen.fused_op_def(by_name()["fused_bias_add_mask_scale"])
     assert "def Fxmlir_FusedBiasAddMaskScaleOp : Fxmlir_Op<\"fused_bias_add_mask_scale\", [Pure]>" in text
     assert "Fxmlir_Tensor:$mask" in text and "F64Attr:$scale" in text
     assert '{"mask", getMask(), true}' in text  # bool, checked as i1
-    gelu = gen.fused_op_def(by_name()["fused_bias_add_gelu"])
-    assert 'verifyStrEnum(*this, "approximate", getApproximate(), {"none", "tanh"})' in gelu
+    act = gen.fused_op_def(by_name()["fused_bias_act"])
+    names = ", ".join(f'"{a.name}"' for a in ACTIVATIONS)
+    assert f'verifyStrEnum(*this, "activation", getActivation(), {{{names}}})' in act
     mask = gen.fused_op_def(by_name()["random_mask_like"])
     assert "[]>" in mask.splitlines()[0]  # nondeterministic: not Pure
     assert "OptionalAttr<BoolAttr>:$eager_random" in mask  # bool?: absent is None
     registration = gen.registration()
     assert 'm.def("random_mask_like(Tensor like, float p, bool? eager_random=None) -> Tensor", ' \
            '{at::Tag::nondeterministic_seeded});' in registration
-    assert "TORCH_FN(fusedBiasAddGelu<Device::CUDA>)" in registration
+    assert "TORCH_FN(fusedBiasAct<Device::CUDA>)" in registration
 
 
 def test_unchanged_files_keep_their_time_stamps(tmp_path: Path) -> None:

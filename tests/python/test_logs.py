@@ -49,8 +49,8 @@ def test_torch_logs_fxmlir_gives_one_info_line_per_round_trip(tmp_path):
     assert all(line.startswith("I") for line in lines)
     # Each fused op in the line of the stage that made it; the forward
     # graph's came from before autodiff (it claimed them as its own).
-    for graph, fused in (("graph_0_0_0", "fused_bias_add_gelu"),
-                         ("graph_0_1_0", "fused_bias_add_relu")):
+    for graph, fused in (("graph_0_0_0", "fused_bias_act"),
+                         ("graph_0_1_0", "fused_bias_act")):
         assert any(f"{graph}/before_autodiff round trip: " in line and f"({fused} x1)" in line
                    for line in lines), lines
         assert any(f"{graph}/forward round trip: " in line
@@ -77,14 +77,14 @@ def test_the_summary_artifact_prints_a_table_at_exit(tmp_path):
     assert round_trip_lines(stderr) == []  # the artifact alone: no INFO lines
     table = stderr[stderr.index("round trips of this process"):]
     assert "ops before" in table and "fused ops" in table
-    assert "fused_bias_add_gelu x1" in table and "fused_bias_add_relu x1" in table
+    assert "fused_bias_act x1" in table and "fused_bias_act x1" in table
     assert len([line for line in table.splitlines() if "graph_" in line]) == 6
 
 
 def test_the_ir_artifact_prints_the_modules(tmp_path):
     stderr = run({"TORCH_LOGS": "fxmlir_ir"}, tmp_path).stderr
     assert "graph_0_0_0/forward after its passes" in stderr
-    assert "fxmlir.fused_bias_add_gelu" in stderr
+    assert "fxmlir.fused_bias_act" in stderr
 
 
 def test_structured_trace_has_round_trips_and_fallbacks(tmp_path):

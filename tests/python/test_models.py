@@ -32,9 +32,9 @@ def test_model_trains_like_eager_with_fusions_and_jit_regions(entry, autocast):
     assert run.fallbacks == []
     torch.testing.assert_close(run.losses, eager_losses, **TOLERANCE[autocast])
     sites = entry.gelu_bias_sites
-    assert run.fused["before_autodiff"]["fxmlir.fused_bias_add_gelu"] == sites
-    assert run.fused["forward"]["fxmlir.fused_bias_add_gelu"] == sites
-    assert run.fused["backward"]["fxmlir.fused_bias_add_gelu_grad"] == sites
+    assert run.fused["before_autodiff"]["fxmlir.fused_bias_act"] == sites
+    assert run.fused["forward"]["fxmlir.fused_bias_act"] == sites
+    assert run.fused["backward"]["fxmlir.fused_bias_act_grad"] == sites
     assert run.unfused_gelus == 0
     # Layer or RMS norms with their residual adds, the attention's scale,
     # mask and softmax, the loss: regions in both graphs of every model.

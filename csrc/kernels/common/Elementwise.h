@@ -1,7 +1,8 @@
 //===- Elementwise.h - the fused ops' element functions -------------------===//
 //
 // What each fused op computes per element, once for the CPU and CUDA
-// kernels. An activation gives its value and its gradient (matching aten's
+// kernels. An activation (a row of ACTIVATIONS in python/fxmlir/fused_ops.py
+// names its struct) gives its value and its gradient (matching aten's
 // forward and backward formulas); an element op of the bias family maps
 // v = x + bias, and the op's other inputs at the same element, to the
 // output. A new fusion adds its element function here.
@@ -23,6 +24,12 @@ constexpr double kTanhCubic = 0.044715;
 //===----------------------------------------------------------------------===//
 // Activations
 //===----------------------------------------------------------------------===//
+
+/// No activation: v itself.
+struct NoActivation {
+  template <typename A> FXMLIR_HOST_DEVICE static A value(A v) { return v; }
+  template <typename A> FXMLIR_HOST_DEVICE static A grad(A, A g) { return g; }
+};
 
 /// torch's gelu: the erf form, or with Tanh its tanh approximation.
 template <bool Tanh> struct Gelu {

@@ -15,7 +15,7 @@
 //       gradients)                   -> linear_weight_bias_grad(g, x)
 //       BGRADB sums the bias gradient inside the weight-gradient matmul.
 // cuBLASLt's GELU is the tanh form, so erf GELU is left to
-// fused_bias_add_gelu unless fxmlir-approximate-gelu made it tanh first.
+// fused_bias_act unless fxmlir-approximate-gelu made it tanh first.
 //
 //===----------------------------------------------------------------------===//
 

@@ -26,7 +26,6 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 
@@ -149,37 +148,6 @@ struct MergeMaskDraw : OpRewritePattern<FusedBiasAddMaskScaleOp> {
   }
 };
 
-/// act(x + bias) of a fused bias_add + activation, with its `activation`
-/// name (fused_ops.py's enum).
-struct BiasActivation {
-  Operation *op;
-  Value x, bias;
-  IntegerAttr axis;
-  StringRef activation;
-};
-
-std::optional<BiasActivation> matchBiasActivation(Value input) {
-  Operation *op = input.getDefiningOp();
-  if (!op)
-    return std::nullopt;
-  using Result = std::optional<BiasActivation>;
-  return llvm::TypeSwitch<Operation *, Result>(op)
-      .Case([](FusedBiasAddGeluOp gelu) -> Result {
-        return BiasActivation{
-            gelu, gelu.getX(), gelu.getBias(), gelu.getAxisAttr(),
-            gelu.getApproximate() == "tanh" ? "gelu_tanh" : "gelu"};
-      })
-      .Case([](FusedBiasAddReluOp relu) -> Result {
-        return BiasActivation{relu, relu.getX(), relu.getBias(),
-                              relu.getAxisAttr(), "relu"};
-      })
-      .Case([](FusedBiasAddSiluOp silu) -> Result {
-        return BiasActivation{silu, silu.getX(), silu.getBias(),
-                              silu.getAxisAttr(), "silu"};
-      })
-      .Default([](Operation *) -> Result { return std::nullopt; });
-}
-
 /// DropoutOp before autodiff (mask packed, no mask result), NativeDropoutOp
 /// after (bool mask result) of a fused bias_add + activation.
 template <typename Dropout>
@@ -191,19 +159,19 @@ struct FuseActivationDropout : OpRewritePattern<Dropout> {
                                 PatternRewriter &rewriter) const override {
     if (!isActiveDropout(dropout.getTrainAttr(), dropout.getPAttr()))
       return rewriter.notifyMatchFailure(dropout, "not a training dropout");
-    std::optional<BiasActivation> producer =
-        matchBiasActivation(dropout.getInput());
-    if (!producer || !producer->op->hasOneUse())
+    auto producer =
+        dropout.getInput().template getDefiningOp<FusedBiasActOp>();
+    if (!producer || !producer->hasOneUse())
       return rewriter.notifyMatchFailure(
           dropout, "the input is no single-use fused bias_add + activation");
-    if (!isFusibleTensor(producer->x))
+    if (!isFusibleTensor(producer.getX()))
       return rewriter.notifyMatchFailure(dropout,
                                          "no fused kernel for the input type");
-    FusedDropout fused{producer->x,
-                       producer->bias,
-                       producer->axis,
+    FusedDropout fused{producer.getX(),
+                       producer.getBias(),
+                       producer.getAxisAttr(),
                        dropout.getPAttr(),
-                       producer->activation,
+                       producer.getActivation(),
                        /*eagerRandom=*/BoolAttr(), // fxmlir-eager-random sets it
                        dropout,
                        dropout->getResult(0),
@@ -211,7 +179,7 @@ struct FuseActivationDropout : OpRewritePattern<Dropout> {
     if (failed(rewriteToFusedDropout(rewriter, fused, kPacked, nullptr)))
       return failure();
     rewriter.eraseOp(dropout);
-    rewriter.eraseOp(producer->op);
+    rewriter.eraseOp(producer);
     return success();
   }
 };

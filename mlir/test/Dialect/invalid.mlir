@@ -53,9 +53,17 @@ func.func @result_mismatch(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8
 
 // -----
 
-func.func @bad_approximate(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+func.func @bad_approximate(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
   // expected-error @+1 {{approximate must be "none" or "tanh", got "fast"}}
-  %0 = fxmlir.fused_bias_add_gelu %x, %b {approximate = "fast", axis = 1 : i64} : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  %y, %pre = fxmlir.fused_linear_gelu %x, %w, %b {approximate = "fast"} : (tensor<8x16xf32>, tensor<32x16xf32>, tensor<32xf32>) -> (tensor<8x32xf32>, tensor<8x32xf32>)
+  return %y : tensor<8x32xf32>
+}
+
+// -----
+
+func.func @bad_activation(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{activation must be "none", "gelu", "gelu_tanh"}}
+  %0 = fxmlir.fused_bias_act %x, %b {activation = "fast", axis = 1 : i64} : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
 }
 
@@ -63,8 +71,8 @@ func.func @bad_approximate(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8
 
 func.func @bad_dropout_activation(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
   %none = fxmlir.none
-  // expected-error @+1 {{activation must be "none", "gelu", "gelu_tanh", "relu", "silu", got "tanh"}}
-  %y, %m = fxmlir.fused_bias_dropout_add %x, %b, %none {activation = "tanh", axis = 1 : i64, p = 1.000000e-01 : f64, packed = true} : (tensor<8x16xf32>, tensor<16xf32>, none) -> (tensor<8x16xf32>, tensor<16xui8>)
+  // expected-error @+1 {{activation must be "none", "gelu", "gelu_tanh"}}
+  %y, %m = fxmlir.fused_bias_dropout_add %x, %b, %none {activation = "gelu_erf", axis = 1 : i64, p = 1.000000e-01 : f64, packed = true} : (tensor<8x16xf32>, tensor<16xf32>, none) -> (tensor<8x16xf32>, tensor<16xui8>)
   return %y : tensor<8x16xf32>
 }
 
@@ -72,7 +80,7 @@ func.func @bad_dropout_activation(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> t
 
 func.func @grad_shape(%g: tensor<4x16xf32>, %x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
   // expected-error @+1 {{grad type 'tensor<4x16xf32>' is not shaped like 'tensor<8x16xf32>'}}
-  %0 = fxmlir.fused_bias_add_gelu_grad %g, %x, %b {approximate = "none", axis = 1 : i64} : (tensor<4x16xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  %0 = fxmlir.fused_bias_act_grad %g, %x, %b {activation = "gelu", axis = 1 : i64} : (tensor<4x16xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
 }
 

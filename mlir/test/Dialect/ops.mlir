@@ -11,10 +11,10 @@
 func.func @bias_ops(%x: !x, %b: !b, %g: !x) -> (!x, !x, !x, !x, !m) {
   // CHECK: fxmlir.bias_add %{{.*}}, %{{.*}} {axis = 1 : i64}
   %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
-  // CHECK: fxmlir.fused_bias_add_gelu %{{.*}}, %{{.*}} {approximate = "tanh", axis = -1 : i64}
-  %1 = fxmlir.fused_bias_add_gelu %x, %b {approximate = "tanh", axis = -1 : i64} : (!x, !b) -> !x
-  // CHECK: fxmlir.fused_bias_add_gelu_grad %{{.*}}, %{{.*}}, %{{.*}} {approximate = "none", axis = 1 : i64}
-  %2 = fxmlir.fused_bias_add_gelu_grad %g, %x, %b {approximate = "none", axis = 1 : i64} : (!x, !x, !b) -> !x
+  // CHECK: fxmlir.fused_bias_act %{{.*}}, %{{.*}} {activation = "gelu_tanh", axis = -1 : i64}
+  %1 = fxmlir.fused_bias_act %x, %b {activation = "gelu_tanh", axis = -1 : i64} : (!x, !b) -> !x
+  // CHECK: fxmlir.fused_bias_act_grad %{{.*}}, %{{.*}}, %{{.*}} {activation = "gelu", axis = 1 : i64}
+  %2 = fxmlir.fused_bias_act_grad %g, %x, %b {activation = "gelu", axis = 1 : i64} : (!x, !x, !b) -> !x
   // CHECK: %[[MASK:.*]] = fxmlir.random_mask_like %{{.*}} {p = 1.000000e-01 : f64} : (tensor<8x16xf32, #fxmlir.device<"cpu">>) -> tensor<8x16xi1, #fxmlir.device<"cpu">>
   %m = fxmlir.random_mask_like %x {p = 0.1 : f64} : (!x) -> !m
   // CHECK: fxmlir.fused_bias_add_mask_scale %{{.*}}, %{{.*}}, %[[MASK]] {axis = 1 : i64, scale = 1.1111111111111112 : f64}

@@ -12,7 +12,7 @@
 // CHECK-LABEL: func.func @random_ops
 // CHECK: fxmlir.random_mask_like %arg0 {eager_random = true, p = 1.000000e-01 : f64}
 // CHECK: fxmlir.fused_bias_dropout_add %arg0, %arg1, %arg0 {activation = "gelu", axis = 1 : i64, eager_random = true, p = 1.000000e-01 : f64, packed = false}
-// CHECK: fxmlir.fused_bias_add_gelu %arg0, %arg1 {approximate = "none", axis = 1 : i64} :
+// CHECK: fxmlir.fused_bias_act %arg0, %arg1 {activation = "gelu", axis = 1 : i64} :
 // CHECK: fxmlir.aten.native_dropout %arg0 {p = 1.000000e-01 : f64, train = true} :
 // The default pipelines leave the masks to fxmlir's own kernels.
 // DEFAULT-LABEL: func.func @random_ops
@@ -21,7 +21,7 @@
 func.func @random_ops(%x: !x, %b: !b) -> (!m, !x, !x, !x) {
   %0 = fxmlir.random_mask_like %x {p = 0.1 : f64} : (!x) -> !m
   %1:2 = fxmlir.fused_bias_dropout_add %x, %b, %x {activation = "gelu", axis = 1 : i64, p = 0.1 : f64, packed = false} : (!x, !b, !x) -> (!x, !m)
-  %2 = fxmlir.fused_bias_add_gelu %x, %b {approximate = "none", axis = 1 : i64} : (!x, !b) -> !x
+  %2 = fxmlir.fused_bias_act %x, %b {activation = "gelu", axis = 1 : i64} : (!x, !b) -> !x
   %3:2 = fxmlir.aten.native_dropout %x {p = 0.1 : f64, train = true} : (!x) -> (!x, !m)
   return %0, %1#0, %2, %3#0 : !m, !x, !x, !x
 }

@@ -4,7 +4,7 @@
 !b = tensor<64xf32, #fxmlir.device<"cpu">>
 
 // CHECK-LABEL: func.func @fuse
-// CHECK: fxmlir.fused_bias_add_gelu %arg0, %arg1 {approximate = "tanh", axis = 1 : i64}
+// CHECK: fxmlir.fused_bias_act %arg0, %arg1 {activation = "gelu_tanh", axis = 1 : i64}
 // CHECK-NOT: fxmlir.aten.gelu
 func.func @fuse(%x: !x, %b: !b) -> !x {
   %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
@@ -14,7 +14,7 @@ func.func @fuse(%x: !x, %b: !b) -> !x {
 
 
 // CHECK-LABEL: func.func @fuse_grad
-// CHECK: fxmlir.fused_bias_add_gelu_grad %arg2, %arg0, %arg1 {approximate = "none", axis = 1 : i64}
+// CHECK: fxmlir.fused_bias_act_grad %arg2, %arg0, %arg1 {activation = "gelu", axis = 1 : i64}
 // CHECK-NOT: fxmlir.aten.gelu_backward
 func.func @fuse_grad(%x: tensor<8x64xbf16, #fxmlir.device<"cuda:0">>, %b: tensor<64xbf16, #fxmlir.device<"cuda:0">>,
                      %g: tensor<8x64xbf16, #fxmlir.device<"cuda:0">>) -> tensor<8x64xbf16, #fxmlir.device<"cuda:0">> {
@@ -29,7 +29,7 @@ func.func @fuse_grad(%x: tensor<8x64xbf16, #fxmlir.device<"cuda:0">>, %b: tensor
 // CHECK-LABEL: func.func @multi_use
 // CHECK: fxmlir.bias_add
 // CHECK: fxmlir.aten.gelu
-// CHECK-NOT: fxmlir.fused_bias_add_gelu
+// CHECK-NOT: fxmlir.fused_bias_act
 func.func @multi_use(%x: !x, %b: !b) -> (!x, !x) {
   %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
   %1 = fxmlir.aten.gelu %0 {approximate = "none"} : (!x) -> !x
@@ -39,7 +39,7 @@ func.func @multi_use(%x: !x, %b: !b) -> (!x, !x) {
 
 // f64 has no fused kernel.
 // CHECK-LABEL: func.func @unsupported_dtype
-// CHECK-NOT: fxmlir.fused_bias_add_gelu
+// CHECK-NOT: fxmlir.fused_bias_act
 func.func @unsupported_dtype(%x: tensor<8x64xf64, #fxmlir.device<"cpu">>, %b: tensor<64xf64, #fxmlir.device<"cpu">>) -> tensor<8x64xf64, #fxmlir.device<"cpu">> {
   %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (tensor<8x64xf64, #fxmlir.device<"cpu">>, tensor<64xf64, #fxmlir.device<"cpu">>) -> tensor<8x64xf64, #fxmlir.device<"cpu">>
   %1 = fxmlir.aten.gelu %0 {approximate = "none"} : (tensor<8x64xf64, #fxmlir.device<"cpu">>) -> tensor<8x64xf64, #fxmlir.device<"cpu">>
@@ -50,7 +50,7 @@ func.func @unsupported_dtype(%x: tensor<8x64xf64, #fxmlir.device<"cpu">>, %b: te
 // Neither has a tensor on a device without fused kernels (meta), nor one
 // whose device is unknown.
 // CHECK-LABEL: func.func @unsupported_device
-// CHECK-NOT: fxmlir.fused_bias_add_gelu
+// CHECK-NOT: fxmlir.fused_bias_act
 func.func @unsupported_device(%x: tensor<8x64xf32, #fxmlir.device<"meta">>, %b: tensor<64xf32, #fxmlir.device<"meta">>,
                               %y: tensor<8x64xf32>, %c: tensor<64xf32>) -> (tensor<8x64xf32, #fxmlir.device<"meta">>, tensor<8x64xf32>) {
   %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (tensor<8x64xf32, #fxmlir.device<"meta">>, tensor<64xf32, #fxmlir.device<"meta">>) -> tensor<8x64xf32, #fxmlir.device<"meta">>
@@ -73,9 +73,9 @@ func.func @no_bias_add(%x: !x, %y: !x) -> !x {
 
 // relu and silu fuse like gelu, forward and (silu) backward.
 // CHECK-LABEL: func.func @relu_silu
-// CHECK: fxmlir.fused_bias_add_relu %arg0, %arg1 {axis = 1 : i64}
-// CHECK: fxmlir.fused_bias_add_silu %arg0, %arg1 {axis = 1 : i64}
-// CHECK: fxmlir.fused_bias_add_silu_grad %arg2, %arg0, %arg1 {axis = 1 : i64}
+// CHECK: fxmlir.fused_bias_act %arg0, %arg1 {activation = "relu", axis = 1 : i64}
+// CHECK: fxmlir.fused_bias_act %arg0, %arg1 {activation = "silu", axis = 1 : i64}
+// CHECK: fxmlir.fused_bias_act_grad %arg2, %arg0, %arg1 {activation = "silu", axis = 1 : i64}
 // CHECK-NOT: fxmlir.aten.relu
 // CHECK-NOT: fxmlir.aten.silu
 func.func @relu_silu(%x: !x, %b: !b, %g: !x) -> (!x, !x, !x) {
@@ -91,8 +91,7 @@ func.func @relu_silu(%x: !x, %b: !b, %g: !x) -> (!x, !x, !x) {
 
 // Their negative cases: a multi-use bias_add, an f64 tensor.
 // CHECK-LABEL: func.func @relu_silu_not_fused
-// CHECK-NOT: fxmlir.fused_bias_add_relu
-// CHECK-NOT: fxmlir.fused_bias_add_silu
+// CHECK-NOT: fxmlir.fused_bias_act
 func.func @relu_silu_not_fused(%x: !x, %b: !b, %y: tensor<8x64xf64, #fxmlir.device<"cpu">>,
                                %c: tensor<64xf64, #fxmlir.device<"cpu">>)
     -> (!x, !x, tensor<8x64xf64, #fxmlir.device<"cpu">>) {

@@ -50,7 +50,7 @@ func.func @not_rewritten(%x: !x, %b: !b, %x64: tensor<8x64xf64, #fxmlir.device<"
   %5 = fxmlir.aten.dropout %4 {p = 0.1 : f64, train = true} : (!x) -> !x
   %6 = fxmlir.bias_add %x64, %b64 {axis = 1 : i64} : (tensor<8x64xf64, #fxmlir.device<"cpu">>, tensor<64xf64, #fxmlir.device<"cpu">>) -> tensor<8x64xf64, #fxmlir.device<"cpu">>
   %7 = fxmlir.aten.dropout %6 {p = 0.1 : f64, train = true} : (tensor<8x64xf64, #fxmlir.device<"cpu">>) -> tensor<8x64xf64, #fxmlir.device<"cpu">>
-  %8 = fxmlir.fused_bias_add_gelu %x, %b {approximate = "none", axis = 1 : i64} : (!x, !b) -> !x
+  %8 = fxmlir.fused_bias_act %x, %b {activation = "gelu", axis = 1 : i64} : (!x, !b) -> !x
   %9 = fxmlir.aten.dropout %8 {p = 0.1 : f64, train = true} : (!x) -> !x
   return %1, %3#0, %5, %4, %7, %9 : !x, !x, !x, !x, tensor<8x64xf64, #fxmlir.device<"cpu">>, !x
 }

@@ -169,17 +169,17 @@ func.func @promoting_add(%x: tensor<8x64xbf16, #fxmlir.device<"cpu">>, %b: tenso
 // CHECK: %[[Y4:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %arg0, %arg1, %arg2 {activation = "silu", axis = 1 : i64, p = 4.000000e-01 : f64, packed = true}
 // CHECK-NOT: fxmlir.aten.dropout
 // CHECK-NOT: fxmlir.aten.native_dropout
-// CHECK-NOT: fxmlir.fused_bias_add_
+// CHECK-NOT: fxmlir.fused_bias_act
 // CHECK: return %[[Y1]], %[[Y2]], %[[Y3]], %[[M3]], %[[Y4]]
 func.func @activation(%x: !x, %b: !b, %r: !x) -> (!x, !x, !x, !m, !x) {
-  %0 = fxmlir.fused_bias_add_gelu %x, %b {approximate = "none", axis = 1 : i64} : (!x, !b) -> !x
+  %0 = fxmlir.fused_bias_act %x, %b {activation = "gelu", axis = 1 : i64} : (!x, !b) -> !x
   %1 = fxmlir.aten.dropout %0 {p = 0.1 : f64, train = true} : (!x) -> !x
-  %2 = fxmlir.fused_bias_add_gelu %x, %b {approximate = "tanh", axis = 1 : i64} : (!x, !b) -> !x
+  %2 = fxmlir.fused_bias_act %x, %b {activation = "gelu_tanh", axis = 1 : i64} : (!x, !b) -> !x
   %3 = fxmlir.aten.dropout %2 {p = 0.2 : f64, train = true} : (!x) -> !x
   %4 = fxmlir.aten.add.Tensor %3, %r {alpha = 1 : i64} : (!x, !x) -> !x
-  %5 = fxmlir.fused_bias_add_relu %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %5 = fxmlir.fused_bias_act %x, %b {activation = "relu", axis = 1 : i64} : (!x, !b) -> !x
   %6:2 = fxmlir.aten.native_dropout %5 {p = 0.3 : f64, train = true} : (!x) -> (!x, !m)
-  %7 = fxmlir.fused_bias_add_silu %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %7 = fxmlir.fused_bias_act %x, %b {activation = "silu", axis = 1 : i64} : (!x, !b) -> !x
   %8 = fxmlir.aten.dropout %7 {p = 0.4 : f64, train = true} : (!x) -> !x
   %9 = fxmlir.aten.add.Tensor %r, %8 {alpha = 1 : i64} : (!x, !x) -> !x
   return %1, %4, %6#0, %6#1, %9 : !x, !x, !x, !m, !x
@@ -191,17 +191,17 @@ func.func @activation(%x: !x, %b: !b, %r: !x) -> (!x, !x, !x, !m, !x) {
 // eval mode, and one of an activation the kernels have no bias form of
 // (a plain aten.gelu: no bias add to fold).
 // CHECK-LABEL: func.func @activation_not_fused
-// CHECK: fxmlir.fused_bias_add_gelu
+// CHECK: fxmlir.fused_bias_act %arg0, %arg1 {activation = "gelu"
 // CHECK: fxmlir.aten.dropout
-// CHECK: fxmlir.fused_bias_add_relu
+// CHECK: fxmlir.fused_bias_act %arg0, %arg1 {activation = "relu"
 // CHECK: fxmlir.aten.dropout
 // CHECK: fxmlir.aten.gelu
 // CHECK: fxmlir.aten.native_dropout
 // CHECK-NOT: fxmlir.fused_bias_dropout_add
 func.func @activation_not_fused(%x: !x, %b: !b) -> (!x, !x, !x, !x) {
-  %0 = fxmlir.fused_bias_add_gelu %x, %b {approximate = "none", axis = 1 : i64} : (!x, !b) -> !x
+  %0 = fxmlir.fused_bias_act %x, %b {activation = "gelu", axis = 1 : i64} : (!x, !b) -> !x
   %1 = fxmlir.aten.dropout %0 {p = 0.1 : f64, train = true} : (!x) -> !x
-  %2 = fxmlir.fused_bias_add_relu %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %2 = fxmlir.fused_bias_act %x, %b {activation = "relu", axis = 1 : i64} : (!x, !b) -> !x
   %3 = fxmlir.aten.dropout %2 {p = 0.1 : f64, train = false} : (!x) -> !x
   %4 = fxmlir.aten.gelu %x {approximate = "none"} : (!x) -> !x
   %5:2 = fxmlir.aten.native_dropout %4 {p = 0.1 : f64, train = true} : (!x) -> (!x, !m)

@@ -105,7 +105,7 @@ func.func @unsupported_dtype(%a: tensor<4xcomplex<f32>, #fxmlir.device<"cpu">>,
 // CHECK-LABEL: func.func @hand_written_fusions
 // CHECK: %[[MASK:.*]] = fxmlir.random_mask_like
 // CHECK: %[[DROP:.*]] = fxmlir.fused_bias_add_mask_scale
-// CHECK: %[[GELU:.*]] = fxmlir.fused_bias_add_gelu
+// CHECK: %[[GELU:.*]] = fxmlir.fused_bias_act
 // CHECK: %[[BIAS:.*]] = fxmlir.bias_add
 // CHECK: fxmlir.mlir_jit @jit_mul_add_tanh(%[[GELU]], %[[DROP]], %[[BIAS]])
 // CHECK: func.func private @jit_mul_add_tanh
@@ -115,7 +115,7 @@ func.func @unsupported_dtype(%a: tensor<4xcomplex<f32>, #fxmlir.device<"cpu">>,
 func.func @hand_written_fusions(%x: !x, %b: !b) -> !x {
   %mask = fxmlir.random_mask_like %x {p = 1.000000e-01 : f64} : (!x) -> !m
   %0 = fxmlir.fused_bias_add_mask_scale %x, %b, %mask {axis = 1 : i64, scale = 1.1 : f64} : (!x, !b, !m) -> !x
-  %1 = fxmlir.fused_bias_add_gelu %x, %b {approximate = "tanh", axis = 1 : i64} : (!x, !b) -> !x
+  %1 = fxmlir.fused_bias_act %x, %b {activation = "gelu_tanh", axis = 1 : i64} : (!x, !b) -> !x
   %2 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
   %3 = fxmlir.aten.mul.Tensor %1, %0 : (!x, !x) -> !x
   %4 = fxmlir.aten.add.Tensor %3, %2 {alpha = 1 : i64} : (!x, !x) -> !x

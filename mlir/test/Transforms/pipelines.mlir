@@ -14,11 +14,11 @@
 !i = tensor<8x32xf32, #fxmlir.device<"cpu">>
 
 // AFTER-LABEL: func.func @mlp
-// AFTER: fxmlir.fused_bias_add_gelu
+// AFTER: fxmlir.fused_bias_act
 // AFTER: fxmlir.fused_bias_dropout_add {{.*}} packed = false
 // AFTER-NOT: fxmlir.bias_add
 // BEFORE-LABEL: func.func @mlp
-// BEFORE: fxmlir.fused_bias_add_gelu
+// BEFORE: fxmlir.fused_bias_act
 // BEFORE: fxmlir.fused_bias_dropout_add {{.*}} packed = false
 // OPTIONS: bad options 'x=1'
 // UNKNOWN: unknown pass 'fxmlir-fuse-everything' in option 'add'; pipeline passes: canonicalize, cse,
@@ -57,7 +57,7 @@ func.func @cuda_block(%x: tensor<8x64xbf16, #fxmlir.device<"cuda:0">>, %w: tenso
 // BEFORE-LABEL: func.func @mlp_dropout_after_gelu
 // BEFORE: %[[H:.*]] = fxmlir.aten.linear %arg0, %arg1, %{{.*}} :
 // BEFORE: %[[Y:.*]], %{{.*}} = fxmlir.fused_bias_dropout_add %[[H]], %arg2, %{{.*}} {activation = "gelu", axis = 1 : i64, p = 1.000000e-01 : f64, packed = true}
-// BEFORE-NOT: fxmlir.fused_bias_add_gelu
+// BEFORE-NOT: fxmlir.fused_bias_act
 // BEFORE-NOT: fxmlir.aten.dropout
 // BEFORE: fxmlir.aten.linear %[[Y]], %arg3, %arg4
 func.func @mlp_dropout_after_gelu(%x: !x, %w: !w, %b: tensor<32xf32, #fxmlir.device<"cpu">>, %w2: tensor<64x32xf32, #fxmlir.device<"cpu">>, %b2: !b) -> !x {

@@ -12,11 +12,11 @@
 !b = tensor<256xf32, #fxmlir.device<"cpu">>
 
 // DEFAULT-LABEL: func.func @bias_gelu_then_tanh_chain
-// DEFAULT: fxmlir.fused_bias_add_gelu %arg0, %arg1
+// DEFAULT: fxmlir.fused_bias_act %arg0, %arg1
 // DEFAULT-NEXT: fxmlir.mlir_jit @jit_tanh_mul(%arg2)
 // DEFAULT-NEXT: return
 // REMOVED-LABEL: func.func @bias_gelu_then_tanh_chain
-// REMOVED-NOT: fxmlir.fused_bias_add_gelu
+// REMOVED-NOT: fxmlir.fused_bias_act
 // REMOVED-NOT: fxmlir.mlir_jit
 // REMOVED: fxmlir.aten.gelu
 // REMOVED-NOT: fxmlir.mlir_jit
@@ -25,7 +25,7 @@
 // ONLY-NEXT: fxmlir.mlir_jit @jit_add_gelu(%arg0, %arg1)
 // ONLY-NEXT: fxmlir.mlir_jit @jit_tanh_mul(%arg2)
 // BEFORE-LABEL: func.func @bias_gelu_then_tanh_chain
-// BEFORE: fxmlir.fused_bias_add_gelu
+// BEFORE: fxmlir.fused_bias_act
 // BEFORE-NOT: fxmlir.mlir_jit
 // CUDA-LABEL: func.func @bias_gelu_then_tanh_chain
 // CUDA-NOT: fxmlir.mlir_jit

@@ -38,14 +38,14 @@ def Fxmlir_BiasAddOp : Fxmlir_Op<"bias_add", [Pure]> {
   }];
 }
 
-def Fxmlir_FusedBiasAddGeluOp : Fxmlir_Op<"fused_bias_add_gelu", [Pure]> {
-  let summary = "gelu(x + bias) in one kernel";
+def Fxmlir_FusedBiasActOp : Fxmlir_Op<"fused_bias_act", [Pure]> {
+  let summary = "act(x + bias) in one kernel";
   let description = [{
     `bias` is 1-D and is added along dim `axis` of `x` (negative counts
-    from the end). `approximate` is torch's: "none" (erf) or "tanh".
+    from the end). `activation` is "none" (v itself), "gelu" (torch's gelu, erf form), "gelu_tanh" (gelu with approximate="tanh"), "relu" (max(v, 0)) or "silu" (v * sigmoid(v), of LLaMA-style gated MLPs).
 
     ```mlir
-    %y = fxmlir.fused_bias_add_gelu %x, %b {approximate = "none", axis = 1 : i64}
+    %y = fxmlir.fused_bias_act %x, %b {activation = "gelu", axis = 1 : i64}
         : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
     ```
   }];
@@ -53,27 +53,27 @@ def Fxmlir_FusedBiasAddGeluOp : Fxmlir_Op<"fused_bias_add_gelu", [Pure]> {
     Fxmlir_Tensor:$x,
     Fxmlir_Tensor:$bias,
     I64Attr:$axis,
-    StrAttr:$approximate
+    StrAttr:$activation
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::success(::mlir::succeeded(::mlir::fxmlir::verifyStrEnum(*this, "approximate", getApproximate(), {"none", "tanh"}))
+      return ::mlir::success(::mlir::succeeded(::mlir::fxmlir::verifyStrEnum(*this, "activation", getActivation(), {"none", "gelu", "gelu_tanh", "relu", "silu"}))
           && ::mlir::succeeded(::mlir::fxmlir::verifyBiasOp(*this, getX(), getBias(), getAxis(), {{"result", getResult(), false}})));
     }
   }];
 }
 
-def Fxmlir_FusedBiasAddGeluGradOp : Fxmlir_Op<"fused_bias_add_gelu_grad", [Pure]> {
-  let summary = "gelu_backward(grad, x + bias) in one kernel";
+def Fxmlir_FusedBiasActGradOp : Fxmlir_Op<"fused_bias_act_grad", [Pure]> {
+  let summary = "grad * act'(x + bias) in one kernel";
   let description = [{
-    The gradient of `fused_bias_add_gelu` with respect to `x`; `grad` is
-    shaped like `x`. The bias gradient is its sum over the other dims.
+    The gradient of `fused_bias_act` with respect to `x`; `grad` is shaped
+    like `x`. The bias gradient is its sum over the other dims.
 
     ```mlir
-    %dx = fxmlir.fused_bias_add_gelu_grad %g, %x, %b {approximate = "tanh", axis = 1 : i64}
+    %dx = fxmlir.fused_bias_act_grad %g, %x, %b {activation = "gelu_tanh", axis = 1 : i64}
         : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
     ```
   }];
@@ -82,120 +82,15 @@ def Fxmlir_FusedBiasAddGeluGradOp : Fxmlir_Op<"fused_bias_add_gelu_grad", [Pure]
     Fxmlir_Tensor:$x,
     Fxmlir_Tensor:$bias,
     I64Attr:$axis,
-    StrAttr:$approximate
+    StrAttr:$activation
   );
   let results = (outs Fxmlir_Tensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::success(::mlir::succeeded(::mlir::fxmlir::verifyStrEnum(*this, "approximate", getApproximate(), {"none", "tanh"}))
+      return ::mlir::success(::mlir::succeeded(::mlir::fxmlir::verifyStrEnum(*this, "activation", getActivation(), {"none", "gelu", "gelu_tanh", "relu", "silu"}))
           && ::mlir::succeeded(::mlir::fxmlir::verifyBiasOp(*this, getX(), getBias(), getAxis(), {{"grad", getGrad(), false}, {"result", getResult(), false}})));
-    }
-  }];
-}
-
-def Fxmlir_FusedBiasAddReluOp : Fxmlir_Op<"fused_bias_add_relu", [Pure]> {
-  let summary = "relu(x + bias) in one kernel";
-  let description = [{
-    `bias` is 1-D and is added along dim `axis` of `x` (negative counts
-    from the end). The activation of CNNs and classic MLP blocks.
-
-    ```mlir
-    %y = fxmlir.fused_bias_add_relu %x, %b {axis = 1 : i64}
-        : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
-    ```
-  }];
-  let arguments = (ins
-    Fxmlir_Tensor:$x,
-    Fxmlir_Tensor:$bias,
-    I64Attr:$axis
-  );
-  let results = (outs Fxmlir_Tensor:$result);
-  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
-  let hasVerifier = 1;
-  let extraClassDefinition = [{
-    ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::fxmlir::verifyBiasOp(*this, getX(), getBias(), getAxis(), {{"result", getResult(), false}});
-    }
-  }];
-}
-
-def Fxmlir_FusedBiasAddReluGradOp : Fxmlir_Op<"fused_bias_add_relu_grad", [Pure]> {
-  let summary = "grad * (x + bias > 0) in one kernel";
-  let description = [{
-    The gradient of `fused_bias_add_relu` with respect to `x`.
-
-    ```mlir
-    %dx = fxmlir.fused_bias_add_relu_grad %g, %x, %b {axis = 1 : i64}
-        : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
-    ```
-  }];
-  let arguments = (ins
-    Fxmlir_Tensor:$grad,
-    Fxmlir_Tensor:$x,
-    Fxmlir_Tensor:$bias,
-    I64Attr:$axis
-  );
-  let results = (outs Fxmlir_Tensor:$result);
-  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
-  let hasVerifier = 1;
-  let extraClassDefinition = [{
-    ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::fxmlir::verifyBiasOp(*this, getX(), getBias(), getAxis(), {{"grad", getGrad(), false}, {"result", getResult(), false}});
-    }
-  }];
-}
-
-def Fxmlir_FusedBiasAddSiluOp : Fxmlir_Op<"fused_bias_add_silu", [Pure]> {
-  let summary = "silu(x + bias) in one kernel";
-  let description = [{
-    `bias` is 1-D and is added along dim `axis` of `x` (negative counts
-    from the end). `silu(v) = v * sigmoid(v)`, the activation of
-    LLaMA-style gated MLPs.
-
-    ```mlir
-    %y = fxmlir.fused_bias_add_silu %x, %b {axis = 1 : i64}
-        : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
-    ```
-  }];
-  let arguments = (ins
-    Fxmlir_Tensor:$x,
-    Fxmlir_Tensor:$bias,
-    I64Attr:$axis
-  );
-  let results = (outs Fxmlir_Tensor:$result);
-  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
-  let hasVerifier = 1;
-  let extraClassDefinition = [{
-    ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::fxmlir::verifyBiasOp(*this, getX(), getBias(), getAxis(), {{"result", getResult(), false}});
-    }
-  }];
-}
-
-def Fxmlir_FusedBiasAddSiluGradOp : Fxmlir_Op<"fused_bias_add_silu_grad", [Pure]> {
-  let summary = "silu_backward(grad, x + bias) in one kernel";
-  let description = [{
-    The gradient of `fused_bias_add_silu` with respect to `x`.
-
-    ```mlir
-    %dx = fxmlir.fused_bias_add_silu_grad %g, %x, %b {axis = 1 : i64}
-        : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
-    ```
-  }];
-  let arguments = (ins
-    Fxmlir_Tensor:$grad,
-    Fxmlir_Tensor:$x,
-    Fxmlir_Tensor:$bias,
-    I64Attr:$axis
-  );
-  let results = (outs Fxmlir_Tensor:$result);
-  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
-  let hasVerifier = 1;
-  let extraClassDefinition = [{
-    ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::fxmlir::verifyBiasOp(*this, getX(), getBias(), getAxis(), {{"grad", getGrad(), false}, {"result", getResult(), false}});
     }
   }];
 }
@@ -265,15 +160,14 @@ def Fxmlir_FusedBiasDropoutAddOp : Fxmlir_Op<"fused_bias_dropout_add", []> {
   let summary = "residual + dropout(act(x + bias)) in one kernel that draws its mask";
   let description = [{
     Megatron's `bias_dropout_add`: `y = residual + act(x + bias) * mask / (1 - p)`
-    (no residual: `y = dropout(act(x + bias))`). `activation` is "none"
-    (act(v) = v), "gelu" (erf), "gelu_tanh", "relu" or "silu": a dropout
-    after an activation (`Linear -> GELU -> Dropout`) costs no pass of its
-    own. The keep mask is drawn inside the kernel from torch's generator for
-    the device (Philox, like `random_mask_like`: `torch.manual_seed`
-    reproduces it); with `eager_random`, it is `random_mask_like`'s with
-    `eager_random`, eager's mask, drawn before the kernel runs (one more
-    pass, writing the mask). `mask` is what
-    backward needs: with `packed`, 1 bit per element (uint8, ceil(numel / 8)
+    (no residual: `y = dropout(act(x + bias))`). `activation` is
+    "none" (v itself), "gelu" (torch's gelu, erf form), "gelu_tanh" (gelu with approximate="tanh"), "relu" (max(v, 0)) or "silu" (v * sigmoid(v), of LLaMA-style gated MLPs): a dropout after an activation (`Linear -> GELU ->
+    Dropout`) costs no pass of its own. The keep mask is drawn inside the
+    kernel from torch's generator for the device (Philox, like
+    `random_mask_like`: `torch.manual_seed` reproduces it); with
+    `eager_random`, it is `random_mask_like`'s with `eager_random`, eager's
+    mask, drawn before the kernel runs (one more pass, writing the mask).
+    `mask` is what backward needs: with `packed`, 1 bit per element (uint8, ceil(numel / 8)
     bytes, element i in bit i % 8 of byte i / 8), 8x less than the bool mask
     `native_dropout` saves; without, that bool mask shaped like `x`.
     Not Pure: two dropouts must never be merged.

@@ -75,12 +75,14 @@ def FuseGemmEpilogues : Pass<"fxmlir-fuse-gemm-epilogues"> {
 }
 
 def FuseBiasAddActivation : Pass<"fxmlir-fuse-bias-add-activation"> {
-  let summary = "Fuse bias_add + gelu/relu/silu (and their backward of a bias_add) into one kernel";
+  let summary = "Fuse bias_add + an activation (and its backward of a bias_add) into one kernel";
   let description = [{
-    `gelu(bias_add(x, b))` -> `fused_bias_add_gelu(x, b)`, likewise for
-    `relu` and `silu`, and `gelu_backward(g, bias_add(x, b))` ->
-    `fused_bias_add_gelu_grad(g, x, b)` (and `silu_backward`), for
-    f32/f16/bf16 tensors on CPU or CUDA whose bias_add has no other use.
+    `gelu(bias_add(x, b))` -> `fused_bias_act(x, b, activation = "gelu")`
+    (`"gelu_tanh"` for approximate = "tanh"), likewise for `relu` and
+    `silu`, and `gelu_backward(g, bias_add(x, b))` -> `fused_bias_act_grad(g,
+    x, b, activation = "gelu")` (and `silu_backward`), for f32/f16/bf16
+    tensors on CPU or CUDA whose bias_add has no other use. The activations
+    are the rows of ACTIVATIONS in python/fxmlir/fused_ops.py.
   }];
   let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
 }
