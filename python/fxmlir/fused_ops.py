@@ -70,6 +70,8 @@ ACTIVATIONS = (
     Activation("relu", "Relu", "max(v, 0)", None),
     Activation("silu", "Silu", "v * sigmoid(v), of LLaMA-style gated MLPs",
                _silu_second_derivative),
+    Activation("tanh", "Tanh", "tanh(v)",
+               lambda v: -2 * torch.tanh(v) * (1 - torch.tanh(v) ** 2)),
 )
 
 

@@ -110,6 +110,7 @@ EAGER_ACTIVATIONS = {
                   lambda g, v: torch.ops.aten.gelu_backward(g, v, approximate="tanh")),
     "relu": (F.relu, lambda g, v: torch.ops.aten.threshold_backward(g, F.relu(v), 0)),
     "silu": (F.silu, torch.ops.aten.silu_backward),
+    "tanh": (torch.tanh, lambda g, v: torch.ops.aten.tanh_backward(g, torch.tanh(v))),
 }
 ACTIVATION_NAMES = [activation.name for activation in fused_ops.ACTIVATIONS]
 

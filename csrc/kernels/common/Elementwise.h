@@ -81,6 +81,16 @@ struct Silu {
   }
 };
 
+struct Tanh {
+  template <typename A> FXMLIR_HOST_DEVICE static A value(A v) {
+    return tanhAcc(v);
+  }
+  template <typename A> FXMLIR_HOST_DEVICE static A grad(A v, A g) {
+    A t = tanhAcc(v);
+    return g * (A(1) - t * t);
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Element ops of the bias family: f(v = x + bias, the other inputs' values)
 //===----------------------------------------------------------------------===//

@@ -89,6 +89,22 @@ func.func @relu_silu(%x: !x, %b: !b, %g: !x) -> (!x, !x, !x) {
 }
 
 
+// tanh: its backward reads the output, which the fused op returns, so only
+// the forward is a pattern; a tanh of a plain add is not matched.
+// CHECK-LABEL: func.func @tanh
+// CHECK: %[[T:.*]] = fxmlir.fused_bias_act %arg0, %arg1 {activation = "tanh", axis = 1 : i64}
+// CHECK: fxmlir.aten.tanh_backward %arg2, %[[T]]
+// CHECK: fxmlir.aten.tanh
+func.func @tanh(%x: !x, %b: !b, %g: !x) -> (!x, !x, !x) {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %1 = fxmlir.aten.tanh %0 : (!x) -> !x
+  %2 = fxmlir.aten.tanh_backward %g, %1 : (!x, !x) -> !x
+  %3 = fxmlir.aten.add.Tensor %x, %g {alpha = 1 : i64} : (!x, !x) -> !x
+  %4 = fxmlir.aten.tanh %3 : (!x) -> !x
+  return %1, %2, %4 : !x, !x, !x
+}
+
+
 // Their negative cases: a multi-use bias_add, an f64 tensor.
 // CHECK-LABEL: func.func @relu_silu_not_fused
 // CHECK-NOT: fxmlir.fused_bias_act

@@ -49,5 +49,6 @@ def FuseBiasAddReluPattern : FuseBiasAddActivation<Aten_ReluOp, "relu">;
 def FuseBiasAddSiluPattern : FuseBiasAddActivation<Aten_SiluOp, "silu">;
 def FuseBiasAddSiluGradPattern :
     FuseBiasAddActivationGrad<Aten_SiluBackwardOp, "silu">;
+def FuseBiasAddTanhPattern : FuseBiasAddActivation<Aten_TanhOp, "tanh">;
 
 #endif // FXMLIR_TRANSFORMS_PATTERNS_BIASADDACTIVATIONFUSIONS_TD
