@@ -110,9 +110,9 @@ def FuseMaskDraws : Pass<"fxmlir-fuse-mask-draws"> {
     the mask as it applies it. A draw read only by its scale (before
     autodiff) is saved packed at 1 bit per element (`packed = true`: the
     fused op's autograd formula reads it); a draw the backward graph reads
-    too stays a bool mask, a result of the fused op. A dropout of a fused
-    `bias_add` + GELU/ReLU/SiLU (run fxmlir-fuse-bias-add-activation first)
-    has no two-kernel form and becomes `fused_bias_dropout_add` with its
+    too stays a bool mask, a result of the fused op. A dropout of a
+    `fused_bias_act` (run fxmlir-fuse-bias-add-activation first) has no
+    two-kernel form and becomes `fused_bias_dropout_add` with its
     `activation` here, before and after autodiff.
   }];
   let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
