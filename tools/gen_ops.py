@@ -222,7 +222,7 @@ def _verifier(op: FusedOp, sig: schema.OpSignature) -> str:
         tensors = ", ".join(f"{{{_cpp_string(n)}, {schema.ods_accessor(n)}(), {_cpp_string(d)}}}"
                             for n, d in dims)
         checks.append(f"verifyLinearOp(*this, {{{tensors}}})")
-    calls = [f"::mlir::fxmlir::{c}" for c in checks]
+    calls = [f"::fxmlir::{c}" for c in checks]
     if len(calls) == 1:
         return calls[0]
     return "::mlir::success(" + "\n          && ".join(

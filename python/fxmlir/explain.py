@@ -44,8 +44,8 @@ _sites: contextvars.ContextVar[list[UnfusedSite] | None] = contextvars.ContextVa
 
 def _readable(reason: str) -> str:
     """DRR's wording without C++ namespaces: "castedOp1 is not
-    ::mlir::fxmlir::BiasAddOp type" -> "castedOp1 is not BiasAddOp type"."""
-    return re.sub(r"::mlir::(?:fxmlir::)?", "", reason) or "(the pattern gave no reason)"
+    ::fxmlir::BiasAddOp type" -> "castedOp1 is not BiasAddOp type"."""
+    return re.sub(r"::(?:(?:mlir|fxmlir)::)+", "", reason) or "(the pattern gave no reason)"
 
 
 def collect(module: _C.Module, selection: Selection, stage: str, graph: str) -> None:

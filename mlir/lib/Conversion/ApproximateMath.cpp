@@ -11,13 +11,13 @@
 #include <cmath>
 #include <limits>
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_APPROXIMATEMATH
 #include "fxmlir/Conversion/Passes.h.inc"
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 /// MLIR's f32 log approximations take the exponent from the exponent field,
 /// which is wrong for subnormals (log(2^-128) came out as -87.7, not
@@ -55,7 +55,7 @@ static void scaleSubnormalLogs(Operation *root) {
 
 namespace {
 struct ApproximateMathPass
-    : public mlir::fxmlir::impl::ApproximateMathBase<ApproximateMathPass> {
+    : public fxmlir::impl::ApproximateMathBase<ApproximateMathPass> {
   void runOnOperation() override {
     // Ops without an approximation first become ones with one (powf ->
     // exp/log, rsqrt -> 1/sqrt: sqrt is an instruction everywhere).

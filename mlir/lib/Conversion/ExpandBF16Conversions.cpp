@@ -17,13 +17,13 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_EXPANDBF16CONVERSIONS
 #include "fxmlir/Conversion/Passes.h.inc"
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 static bool isHalfPrecision(Type type) {
   return isa<Float16Type, BFloat16Type>(type);
@@ -87,7 +87,7 @@ struct SelectHalfAsBits : public OpRewritePattern<arith::SelectOp> {
 };
 
 struct ExpandBF16ConversionsPass
-    : public mlir::fxmlir::impl::ExpandBF16ConversionsBase<
+    : public fxmlir::impl::ExpandBF16ConversionsBase<
           ExpandBF16ConversionsPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();

@@ -12,13 +12,13 @@
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_FUSEELEMENTWISE
 #include "fxmlir/Conversion/Passes.h.inc"
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 namespace {
 /// A producer whose other users all come after its consumer (a function
@@ -76,7 +76,7 @@ constexpr unsigned kMaxSiblingOperands = 12;
 
 namespace {
 struct FuseElementwisePass
-    : public mlir::fxmlir::impl::FuseElementwiseBase<FuseElementwisePass> {
+    : public fxmlir::impl::FuseElementwiseBase<FuseElementwisePass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -17,7 +17,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 /// Pointwise, every result written at its own element.
 static bool isPointwiseWithIdentityResults(linalg::GenericOp op) {

@@ -3,9 +3,11 @@
 #ifndef FXMLIR_LIB_CONVERSION_FUSESIBLINGS_H
 #define FXMLIR_LIB_CONVERSION_FUSESIBLINGS_H
 
+#include "fxmlir/Support/MLIR.h"
+
 #include "mlir/IR/PatternMatch.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 
 /// Elementwise linalg.generics over the same elements that read a common
 /// operand merged into one with all their results, while the merged op has
@@ -13,6 +15,6 @@ namespace mlir::fxmlir {
 void populateFuseSiblingsPatterns(RewritePatternSet &patterns,
                                   unsigned maxOperands);
 
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 #endif // FXMLIR_LIB_CONVERSION_FUSESIBLINGS_H

@@ -7,13 +7,13 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_GPUDEVICEBUFFERS
 #include "fxmlir/Conversion/Passes.h.inc"
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 namespace {
 /// Replaces `op` by the async form `build` creates from a fresh token, and
@@ -44,7 +44,7 @@ bool accessesMemory(Operation *op) {
 }
 
 struct GpuDeviceBuffersPass
-    : public mlir::fxmlir::impl::GpuDeviceBuffersBase<GpuDeviceBuffersPass> {
+    : public fxmlir::impl::GpuDeviceBuffersBase<GpuDeviceBuffersPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
     WalkResult result = getOperation().walk([&](Operation *op) {

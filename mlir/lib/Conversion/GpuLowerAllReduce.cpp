@@ -5,17 +5,17 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_GPULOWERALLREDUCE
 #include "fxmlir/Conversion/Passes.h.inc"
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 namespace {
 struct GpuLowerAllReducePass
-    : public mlir::fxmlir::impl::GpuLowerAllReduceBase<GpuLowerAllReducePass> {
+    : public fxmlir::impl::GpuLowerAllReduceBase<GpuLowerAllReducePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateGpuAllReducePatterns(patterns);

@@ -6,13 +6,13 @@
 
 #include "mlir/IR/IRMapping.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_GPUROWREDUCTIONS
 #include "fxmlir/Conversion/Passes.h.inc"
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 namespace {
 /// How a reduction body folds an element into its accumulator.
@@ -181,7 +181,7 @@ static void mapToBlocks(linalg::GenericOp generic, const Combiner &combiner,
 
 namespace {
 struct GpuRowReductionsPass
-    : public mlir::fxmlir::impl::GpuRowReductionsBase<GpuRowReductionsPass> {
+    : public fxmlir::impl::GpuRowReductionsBase<GpuRowReductionsPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -14,13 +14,13 @@
 
 #include "mlir/IR/IRMapping.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_GPUVECTORIZEELEMENTWISE
 #include "fxmlir/Conversion/Passes.h.inc"
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 namespace {
 /// How a thread reads or writes an operand along the last loop dim.
@@ -296,7 +296,7 @@ void Vectorizer::rewrite(int64_t blockSize, StringRef kernelName) {
 
 namespace {
 struct GpuVectorizeElementwisePass
-    : public mlir::fxmlir::impl::GpuVectorizeElementwiseBase<
+    : public fxmlir::impl::GpuVectorizeElementwiseBase<
           GpuVectorizeElementwisePass> {
   using Base::Base;
 

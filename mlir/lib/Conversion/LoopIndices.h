@@ -8,11 +8,13 @@
 #ifndef FXMLIR_CONVERSION_LOOPINDICES_H
 #define FXMLIR_CONVERSION_LOOPINDICES_H
 
+#include "fxmlir/Support/MLIR.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 
 /// `map` (loop dims and constants only) applied to the loop indices.
 inline SmallVector<Value> indicesOf(OpBuilder &b, Location loc, AffineMap map,
@@ -28,6 +30,6 @@ inline SmallVector<Value> indicesOf(OpBuilder &b, Location loc, AffineMap map,
   return indices;
 }
 
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 #endif // FXMLIR_CONVERSION_LOOPINDICES_H

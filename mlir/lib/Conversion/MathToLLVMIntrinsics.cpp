@@ -4,13 +4,13 @@
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_MATHTOLLVMINTRINSICS
 #include "fxmlir/Conversion/Passes.h.inc"
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 namespace {
 /// `<op>` -> `llvm.call_intrinsic "llvm.<intrinsic>"` on scalars.
@@ -33,7 +33,7 @@ struct ToIntrinsic : public OpRewritePattern<SourceOp> {
 };
 
 struct MathToLLVMIntrinsicsPass
-    : public mlir::fxmlir::impl::MathToLLVMIntrinsicsBase<MathToLLVMIntrinsicsPass> {
+    : public fxmlir::impl::MathToLLVMIntrinsicsBase<MathToLLVMIntrinsicsPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);

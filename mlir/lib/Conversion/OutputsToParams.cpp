@@ -4,13 +4,13 @@
 
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_OUTPUTSTOPARAMS
 #include "fxmlir/Conversion/Passes.h.inc"
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 /// Makes the op computing `value` write it into `dest` when `value` is a
 /// destination-style result whose destination is an empty tensor, or an
@@ -60,7 +60,7 @@ static bool writeInto(Value value, Value dest, OpBuilder &b) {
 
 namespace {
 struct OutputsToParamsPass
-    : public mlir::fxmlir::impl::OutputsToParamsBase<OutputsToParamsPass> {
+    : public fxmlir::impl::OutputsToParamsBase<OutputsToParamsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())

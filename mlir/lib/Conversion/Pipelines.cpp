@@ -21,7 +21,7 @@
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 void fxmlir::buildJitToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createConvertFxmlirToLinalg());

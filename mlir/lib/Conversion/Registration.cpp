@@ -45,7 +45,7 @@ void LLVMInitializeNVPTXTargetMC();
 void LLVMInitializeNVPTXAsmPrinter();
 }
 
-void mlir::fxmlir::registerJitDialects(DialectRegistry &registry) {
+void fxmlir::registerJitDialects(DialectRegistry &registry) {
   registry.insert<affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   gpu::GPUDialect, index::IndexDialect, LLVM::LLVMDialect,
@@ -82,7 +82,7 @@ void mlir::fxmlir::registerJitDialects(DialectRegistry &registry) {
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
 }
 
-void mlir::fxmlir::initializeJitTargets() {
+void fxmlir::initializeJitTargets() {
   static std::once_flag once;
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();

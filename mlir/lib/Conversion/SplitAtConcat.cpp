@@ -19,7 +19,7 @@
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 bool fxmlir::isPointwise(linalg::GenericOp op) {
   return op.getNumLoops() == op.getNumParallelLoops() &&

@@ -3,12 +3,14 @@
 #ifndef FXMLIR_LIB_CONVERSION_SPLITATCONCAT_H
 #define FXMLIR_LIB_CONVERSION_SPLITATCONCAT_H
 
+#include "fxmlir/Support/MLIR.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <functional>
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 
 /// An all-parallel generic without index reads, each operand read at dims
 /// or constants: each element of its results depends on the same element
@@ -23,6 +25,6 @@ void populateSplitAtConcatPatterns(
     RewritePatternSet &patterns,
     std::function<bool(linalg::GenericOp)> recompute);
 
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 #endif // FXMLIR_LIB_CONVERSION_SPLITATCONCAT_H

@@ -5,17 +5,17 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_STRIDEDCOPIESTOLINALG
 #include "fxmlir/Conversion/Passes.h.inc"
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 namespace {
 struct StridedCopiesToLinalgPass
-    : public mlir::fxmlir::impl::StridedCopiesToLinalgBase<
+    : public fxmlir::impl::StridedCopiesToLinalgBase<
           StridedCopiesToLinalgPass> {
   void runOnOperation() override {
     SmallVector<memref::CopyOp> strided;

@@ -4,17 +4,17 @@
 
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_TILEPARALLELLOOPS
 #include "fxmlir/Conversion/Passes.h.inc"
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 namespace {
 struct TileParallelLoopsPass
-    : public mlir::fxmlir::impl::TileParallelLoopsBase<TileParallelLoopsPass> {
+    : public fxmlir::impl::TileParallelLoopsBase<TileParallelLoopsPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -23,7 +23,7 @@
 #include <set>
 
 using namespace mlir;
-using UnfusedSite = ::fxmlir::Module::UnfusedSite;
+using UnfusedSite = fxmlir::Module::UnfusedSite;
 
 namespace {
 /// The name of a NameLoc (an FX node's name), or the location printed.
@@ -37,8 +37,8 @@ std::string locationName(Location loc) {
 }
 
 /// The pattern's name without namespaces, template arguments kept:
-/// "FuseActivationDropout<DropoutOp>" for "mlir::fxmlir::{anonymous}::
-/// FuseActivationDropout<mlir::fxmlir::DropoutOp>".
+/// "FuseActivationDropout<DropoutOp>" for "fxmlir::{anonymous}::
+/// FuseActivationDropout<fxmlir::DropoutOp>".
 std::string patternName(const Pattern &pattern) {
   std::string name = pattern.getDebugName().str();
   // Anonymous namespaces as clang and GCC spell them.
@@ -132,7 +132,7 @@ public:
       return;
     }
     // A pattern for another device missed nothing here.
-    if (current.reason == mlir::fxmlir::kOtherDeviceReason)
+    if (current.reason == fxmlir::kOtherDeviceReason)
       return;
     std::vector<Attempt> &attempts = it->second.attempts;
     // The driver retries an op each time its neighbourhood changes.
@@ -175,7 +175,7 @@ std::vector<UnfusedSite> Module::explainFusions(const std::string &pipeline) {
   auto explainer = std::make_unique<FusionExplainer>();
   FusionExplainer *listener = explainer.get();
   pm.addInstrumentation(std::move(explainer));
-  mlir::fxmlir::ScopedFusionListener scope(listener);
+  fxmlir::ScopedFusionListener scope(listener);
   runPassManager(pm, *impl->module, pipeline);
   // A site a later pass fused (a GELU the GEMM epilogue left to the bias
   // fusion) is gone by the end: only ops still there are unfused.

@@ -52,7 +52,7 @@ static std::string formatDouble(double value) {
 int64_t JsonExporter::use(Value value) {
   auto it = ids.find(value);
   if (it == ids.end())
-    throw ::fxmlir::Error("value used before it is defined: " +
+    throw fxmlir::Error("value used before it is defined: " +
                           printToString([&](raw_ostream &os) { os << value; }));
   return it->second;
 }
@@ -63,7 +63,7 @@ llvm::json::Value JsonExporter::exportType(Type type) {
     Array shape;
     for (int64_t dim : tensor.getShape())
       shape.push_back(ShapedType::isDynamic(dim) ? int64_t(-1) : dim);
-    mlir::fxmlir::DeviceAttr device = mlir::fxmlir::getDevice(tensor);
+    fxmlir::DeviceAttr device = fxmlir::getDevice(tensor);
     return Object{{"kind", "tensor"},
                   {"shape", std::move(shape)},
                   {"dtype", printToString([&](raw_ostream &os) {
@@ -87,7 +87,7 @@ llvm::json::Value JsonExporter::exportAttr(Attribute attr) {
     const APInt &value = i.getValue();
     bool isUnsigned = i.getType().isUnsignedInteger();
     if (isUnsigned ? !value.isIntN(63) : !value.isSignedIntN(64))
-      throw ::fxmlir::Error(
+      throw fxmlir::Error(
           "integer attribute " +
           printToString([&](raw_ostream &os) { os << attr; }) +
           " does not fit in 64 bits");
@@ -100,11 +100,11 @@ llvm::json::Value JsonExporter::exportAttr(Attribute attr) {
   if (auto t = dyn_cast<TypeAttr>(attr))
     return Object{
         {"dtype", printToString([&](raw_ostream &os) { os << t.getValue(); })}};
-  if (auto d = dyn_cast<mlir::fxmlir::DeviceAttr>(attr))
+  if (auto d = dyn_cast<fxmlir::DeviceAttr>(attr))
     return Object{{"device", d.getName().str()}};
-  if (auto r = dyn_cast<mlir::fxmlir::OperandRefAttr>(attr))
+  if (auto r = dyn_cast<fxmlir::OperandRefAttr>(attr))
     return Object{{"operand", r.getIndex()}};
-  if (isa<mlir::fxmlir::NoneAttr>(attr))
+  if (isa<fxmlir::NoneAttr>(attr))
     return Object{{"none", nullptr}};
   if (auto s = dyn_cast<FlatSymbolRefAttr>(attr))
     return Object{{"symbol", s.getValue().str()}};
@@ -138,7 +138,7 @@ llvm::json::Value JsonExporter::exportAttr(Attribute attr) {
 
 Object JsonExporter::exportOp(Operation *op) {
   if (op->getNumRegions() != 0)
-    throw ::fxmlir::Error("cannot export op with regions: " +
+    throw fxmlir::Error("cannot export op with regions: " +
                           op->getName().getStringRef().str());
   Array operands, results;
   for (Value operand : op->getOperands())
@@ -170,7 +170,7 @@ Object JsonExporter::exportOp(Operation *op) {
 
 Object JsonExporter::exportFunction(func::FuncOp func) {
   if (func.isExternal() || !func.getBody().hasOneBlock())
-    throw ::fxmlir::Error("function @" + func.getSymName().str() +
+    throw fxmlir::Error("function @" + func.getSymName().str() +
                           " must have exactly one block");
   Array arguments, ops, returns;
   for (BlockArgument arg : func.getArguments())

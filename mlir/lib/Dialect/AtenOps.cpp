@@ -12,6 +12,6 @@
 #include "mlir/IR/OpImplementation.h"
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 #include "fxmlir/Dialect/AtenOps.cpp.inc"

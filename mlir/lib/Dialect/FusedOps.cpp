@@ -15,7 +15,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 #define GET_OP_CLASSES
 #include "fxmlir/Dialect/FusedOps.cpp.inc"
@@ -44,7 +44,7 @@ static LogicalResult verifyBool(Operation *op, Value value, StringRef what) {
   return success();
 }
 
-LogicalResult mlir::fxmlir::verifyBiasOp(Operation *op, Value x, Value bias,
+LogicalResult fxmlir::verifyBiasOp(Operation *op, Value x, Value bias,
                                          int64_t axis,
                                          ArrayRef<ShapedLikeX> others) {
   auto xType = cast<RankedTensorType>(x.getType());
@@ -70,7 +70,7 @@ LogicalResult mlir::fxmlir::verifyBiasOp(Operation *op, Value x, Value bias,
   auto biasType = cast<RankedTensorType>(bias.getType());
   if (biasType.getRank() != 1)
     return op->emitOpError("needs a 1-D bias, got rank ") << biasType.getRank();
-  std::optional<int64_t> dim = ::fxmlir::normalizeDim(axis, xType.getRank());
+  std::optional<int64_t> dim = fxmlir::normalizeDim(axis, xType.getRank());
   if (!dim)
     return op->emitOpError("axis ") << axis << " is out of range for an input "
                                     << "of rank " << xType.getRank();
@@ -102,7 +102,7 @@ LogicalResult mlir::fxmlir::verifyBiasOp(Operation *op, Value x, Value bias,
   return success();
 }
 
-LogicalResult mlir::fxmlir::verifyMaskOp(Operation *op, Value like,
+LogicalResult fxmlir::verifyMaskOp(Operation *op, Value like,
                                          Value result, const APFloat &p) {
   double rate = p.convertToDouble();
   if (!(rate >= 0.0 && rate < 1.0))
@@ -112,7 +112,7 @@ LogicalResult mlir::fxmlir::verifyMaskOp(Operation *op, Value like,
   return verifyBool(op, result, "result");
 }
 
-LogicalResult mlir::fxmlir::verifyDropoutOp(Operation *op, Value x, Value bias,
+LogicalResult fxmlir::verifyDropoutOp(Operation *op, Value x, Value bias,
                                             int64_t axis, Value residual,
                                             Value y, Value mask,
                                             const APFloat &p, bool packed) {
@@ -132,7 +132,7 @@ LogicalResult mlir::fxmlir::verifyDropoutOp(Operation *op, Value x, Value bias,
   return verifyPackedMaskOp(op, x, mask, Value());
 }
 
-LogicalResult mlir::fxmlir::verifyPackedMaskOp(Operation *op, Value grad,
+LogicalResult fxmlir::verifyPackedMaskOp(Operation *op, Value grad,
                                                Value mask, Value result) {
   auto maskType = cast<RankedTensorType>(mask.getType());
   if (maskType.getRank() != 1 ||
@@ -154,7 +154,7 @@ LogicalResult mlir::fxmlir::verifyPackedMaskOp(Operation *op, Value grad,
   return success();
 }
 
-LogicalResult mlir::fxmlir::verifyLinearOp(Operation *op,
+LogicalResult fxmlir::verifyLinearOp(Operation *op,
                                            ArrayRef<LinearDims> tensors) {
   auto xType = cast<RankedTensorType>(tensors.front().value.getType());
   Type element = xType.getElementType();
@@ -197,7 +197,7 @@ LogicalResult mlir::fxmlir::verifyLinearOp(Operation *op,
   return success();
 }
 
-LogicalResult mlir::fxmlir::verifyStrEnum(Operation *op, StringRef name,
+LogicalResult fxmlir::verifyStrEnum(Operation *op, StringRef name,
                                           StringRef value,
                                           ArrayRef<StringRef> accepted) {
   if (llvm::is_contained(accepted, value))

@@ -7,7 +7,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 #include "fxmlir/Dialect/FxmlirDialect.cpp.inc"
 
@@ -67,7 +67,7 @@ LogicalResult DeviceAttr::verifyEncoding(
   return success();
 }
 
-DeviceAttr mlir::fxmlir::getDevice(Type type) {
+DeviceAttr fxmlir::getDevice(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor ? dyn_cast_or_null<DeviceAttr>(tensor.getEncoding())
                 : DeviceAttr();

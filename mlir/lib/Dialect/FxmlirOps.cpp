@@ -7,7 +7,7 @@
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 #define GET_OP_CLASSES
 #include "fxmlir/Dialect/FxmlirOps.cpp.inc"

@@ -6,9 +6,9 @@
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
-LogicalResult mlir::fxmlir::verifyBroadcastShapes(Operation *op) {
+LogicalResult fxmlir::verifyBroadcastShapes(Operation *op) {
   SmallVector<RankedTensorType> operands;
   for (Type type : op->getOperandTypes())
     if (auto tensor = dyn_cast<RankedTensorType>(type))
@@ -46,7 +46,7 @@ LogicalResult mlir::fxmlir::verifyBroadcastShapes(Operation *op) {
   return success();
 }
 
-LogicalResult mlir::fxmlir::verifyFloatingPointOperands(Operation *op) {
+LogicalResult fxmlir::verifyFloatingPointOperands(Operation *op) {
   for (auto [i, type] : llvm::enumerate(op->getOperandTypes()))
     if (auto tensor = dyn_cast<RankedTensorType>(type);
         tensor && !isa<FloatType>(tensor.getElementType()))

@@ -24,12 +24,12 @@
 #include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
-using namespace ::fxmlir;
-using namespace ::fxmlir::jit;
-using mlir::fxmlir::getJitOpKind;
-using mlir::fxmlir::JitOpKind;
-using mlir::fxmlir::NoneOp;
-using mlir::fxmlir::RowUse;
+using namespace fxmlir;
+using namespace fxmlir::jit;
+using fxmlir::getJitOpKind;
+using fxmlir::JitOpKind;
+using fxmlir::NoneOp;
+using fxmlir::RowUse;
 
 Type jit::elementType(MLIRContext &context, DType dtype) {
   Builder b(&context);
@@ -149,7 +149,7 @@ static int64_t rankOf(Value value) {
 /// Whether `result` is a sum over the rows that only the function returns:
 /// each slice of rows can return its part for the caller to add up.
 static bool isReturnedSum(OpResult result) {
-  return mlir::fxmlir::getRowUse(result) == RowUse::Sums &&
+  return fxmlir::getRowUse(result) == RowUse::Sums &&
          llvm::all_of(result.getUsers(), [](Operation *user) {
            return isa<func::ReturnOp>(user);
          });
@@ -186,7 +186,7 @@ static RowAnalysis analyzeRows(func::FuncOp func) {
     for (OpResult result : op.getResults()) {
       if (result.use_empty())
         continue;
-      if (mlir::fxmlir::getRowUse(result) != RowUse::Keeps) {
+      if (fxmlir::getRowUse(result) != RowUse::Keeps) {
         if (isReturnedSum(result))
           summed.insert(result);
         else
@@ -227,7 +227,7 @@ static std::vector<ResultSpec> inferResults(ModuleOp module,
 
   OwningOpRef<ModuleOp> copy = module.clone();
   PassManager lower(ctx);
-  lower.addPass(mlir::fxmlir::createConvertFxmlirToLinalg());
+  lower.addPass(fxmlir::createConvertFxmlirToLinalg());
   lower.addPass(createCanonicalizerPass());
   if (failed(lower.run(*copy)))
     diagnostics.fail("cannot lower " + name + " to linalg");

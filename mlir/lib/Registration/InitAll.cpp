@@ -13,17 +13,17 @@
 #include <mutex>
 
 void fxmlir::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<mlir::fxmlir::FxmlirDialect, mlir::func::FuncDialect>();
-  mlir::fxmlir::registerJitDialects(registry);
+  registry.insert<fxmlir::FxmlirDialect, mlir::func::FuncDialect>();
+  fxmlir::registerJitDialects(registry);
 }
 
 void fxmlir::registerAllPasses() {
   static std::once_flag once;
   std::call_once(once, [] {
     mlir::registerTransformsPasses();
-    mlir::fxmlir::registerFxmlirPasses();
-    mlir::fxmlir::registerFxmlirConversionPasses();
-    mlir::fxmlir::registerJitPipelines();
+    fxmlir::registerFxmlirPasses();
+    fxmlir::registerFxmlirConversionPasses();
+    fxmlir::registerJitPipelines();
     registerPipelines();
   });
 }

@@ -5,7 +5,7 @@
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_APPROXIMATEGELU
 #include "fxmlir/Transforms/Passes.h.inc"
 
@@ -26,4 +26,4 @@ struct ApproximateGeluPass
 void populateGeluApproximationPatterns(RewritePatternSet &patterns) {
   approximation::populateWithGenerated(patterns);
 }
-} // namespace mlir::fxmlir
+} // namespace fxmlir

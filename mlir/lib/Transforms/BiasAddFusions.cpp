@@ -8,7 +8,7 @@
 #include "fxmlir/Transforms/Passes.h"
 #include "fxmlir/Transforms/PatternUtils.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 namespace activation {
 #include "fxmlir/Transforms/Patterns/BiasAddActivationFusions.inc"
 } // namespace activation
@@ -23,4 +23,4 @@ void populateBiasAddActivationFusionPatterns(RewritePatternSet &patterns) {
 void populateBiasAddDropoutFusionPatterns(RewritePatternSet &patterns) {
   dropout::populateWithGenerated(patterns);
 }
-} // namespace mlir::fxmlir
+} // namespace fxmlir

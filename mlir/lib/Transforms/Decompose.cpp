@@ -15,7 +15,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_DECOMPOSE
 #include "fxmlir/Transforms/Passes.h.inc"
 
@@ -109,7 +109,7 @@ struct SinkBiasAddBelowView : OpRewritePattern<ViewOp> {
     auto inputType = cast<RankedTensorType>(biasAdd.getType());
     auto viewType = cast<RankedTensorType>(op.getType());
     int64_t rank = inputType.getRank();
-    if (::fxmlir::normalizeDim(biasAdd.getAxis(), rank) != rank - 1 ||
+    if (fxmlir::normalizeDim(biasAdd.getAxis(), rank) != rank - 1 ||
         viewType.getRank() < 1 ||
         ShapedType::isDynamic(inputType.getShape().back()) ||
         viewType.getShape().back() != inputType.getShape().back())
@@ -135,4 +135,4 @@ void populateDecomposePatterns(RewritePatternSet &patterns) {
   patterns.add<AddmmToBiasAdd, LinearToBiasAdd, BroadcastAddToBiasAdd,
                SinkBiasAddBelowView>(patterns.getContext());
 }
-} // namespace mlir::fxmlir
+} // namespace fxmlir

@@ -12,7 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_EAGERRANDOM
 #include "fxmlir/Transforms/Passes.h.inc"
 
@@ -35,4 +35,4 @@ struct EagerRandomPass : public impl::EagerRandomBase<EagerRandomPass> {
   }
 };
 } // namespace
-} // namespace mlir::fxmlir
+} // namespace fxmlir

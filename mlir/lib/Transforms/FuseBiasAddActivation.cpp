@@ -3,7 +3,7 @@
 #include "fxmlir/Transforms/FusionConfig.h"
 #include "fxmlir/Transforms/Passes.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_FUSEBIASADDACTIVATION
 #include "fxmlir/Transforms/Passes.h.inc"
 
@@ -17,4 +17,4 @@ struct FuseBiasAddActivationPass
   }
 };
 } // namespace
-} // namespace mlir::fxmlir
+} // namespace fxmlir

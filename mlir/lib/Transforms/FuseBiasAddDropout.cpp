@@ -8,7 +8,7 @@
 #include "fxmlir/Transforms/FusionConfig.h"
 #include "fxmlir/Transforms/Passes.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_FUSEBIASADDDROPOUT
 #include "fxmlir/Transforms/Passes.h.inc"
 
@@ -21,4 +21,4 @@ struct FuseBiasAddDropoutPass
   }
 };
 } // namespace
-} // namespace mlir::fxmlir
+} // namespace fxmlir

@@ -27,7 +27,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_FUSEGEMMEPILOGUES
 #include "fxmlir/Transforms/Passes.h.inc"
 
@@ -99,7 +99,7 @@ struct FuseLinearGeluPattern : OpRewritePattern<GeluOp> {
     if (!isSingleUse(sum))
       return rewriter.notifyMatchFailure(gelu, "no single-use bias_add");
     int64_t rank = sum.getType().getRank();
-    if (::fxmlir::normalizeDim(sum.getAxis(), rank) != rank - 1)
+    if (fxmlir::normalizeDim(sum.getAxis(), rank) != rank - 1)
       return rewriter.notifyMatchFailure(gelu, "bias is not on the last dim");
     std::optional<LinearProduct> product =
         matchProduct(sum.getX(), rewriter, gelu.getLoc());
@@ -177,7 +177,7 @@ struct FuseLinearWeightBiasGradPattern : OpRewritePattern<SumDimIntListOp> {
     auto gradType = cast<RankedTensorType>(grad.getType());
     std::optional<ArrayRef<int64_t>> dims = sum.getDim();
     if (gradType.getRank() != 2 || !dims || dims->size() != 1 ||
-        ::fxmlir::normalizeDim((*dims)[0], 2) != 0 || sum.getDtypeAttr())
+        fxmlir::normalizeDim((*dims)[0], 2) != 0 || sum.getDtypeAttr())
       return rewriter.notifyMatchFailure(sum, "no column sum of a matrix");
     MmOp weightGrad;
     for (Operation *user : grad.getUsers())
@@ -225,4 +225,4 @@ void populateGemmEpilogueFusionPatterns(RewritePatternSet &patterns) {
   patterns.add<FuseLinearGeluPattern, FuseLinearGeluGradMmPattern,
                FuseLinearWeightBiasGradPattern>(patterns.getContext());
 }
-} // namespace mlir::fxmlir
+} // namespace fxmlir

@@ -29,7 +29,7 @@
 
 #include <cmath>
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_FUSEMASKDRAWS
 #include "fxmlir/Transforms/Passes.h.inc"
 
@@ -197,4 +197,4 @@ void populateMaskDrawFusionPatterns(RewritePatternSet &patterns) {
   patterns.add<MergeMaskDraw, FuseActivationDropout<DropoutOp>,
                FuseActivationDropout<NativeDropoutOp>>(patterns.getContext());
 }
-} // namespace mlir::fxmlir
+} // namespace fxmlir

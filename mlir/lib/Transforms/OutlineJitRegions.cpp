@@ -24,13 +24,13 @@
 
 #define DEBUG_TYPE "fxmlir-outline-jit-regions"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_OUTLINEJITREGIONS
 #include "fxmlir/Transforms/Passes.h.inc"
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 namespace {
 /// The regions of one block under construction.
@@ -378,7 +378,7 @@ static void outline(ArrayRef<Operation *> region, OutlinedFunctions &functions) 
 
 namespace {
 struct OutlineJitRegionsPass
-    : public mlir::fxmlir::impl::OutlineJitRegionsBase<OutlineJitRegionsPass> {
+    : public fxmlir::impl::OutlineJitRegionsBase<OutlineJitRegionsPass> {
   using Base::Base;
 
   void runOnOperation() override {

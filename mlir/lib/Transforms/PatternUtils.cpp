@@ -6,7 +6,7 @@
 
 using namespace mlir;
 
-bool mlir::fxmlir::isFusibleTensor(Value value) {
+bool fxmlir::isFusibleTensor(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type)
     return false;
@@ -17,13 +17,13 @@ bool mlir::fxmlir::isFusibleTensor(Value value) {
   return device && (device.getType() == "cpu" || device.getType() == "cuda");
 }
 
-bool mlir::fxmlir::isCudaTensor(Value value) {
+bool fxmlir::isCudaTensor(Value value) {
   if (!isFusibleTensor(value))
     return false;
   return getDevice(value.getType()).getType() == "cuda";
 }
 
-Type mlir::fxmlir::packedMaskType(Value like) {
+Type fxmlir::packedMaskType(Value like) {
   auto type = cast<RankedTensorType>(like.getType());
   int64_t bytes = type.hasStaticShape() ? (type.getNumElements() + 7) / 8
                                         : ShapedType::kDynamic;
@@ -31,29 +31,29 @@ Type mlir::fxmlir::packedMaskType(Value like) {
   return RankedTensorType::get({bytes}, element, type.getEncoding());
 }
 
-Type mlir::fxmlir::boolMaskType(Value like) {
+Type fxmlir::boolMaskType(Value like) {
   auto type = cast<RankedTensorType>(like.getType());
   return RankedTensorType::get(type.getShape(),
                                IntegerType::get(type.getContext(), 1),
                                type.getEncoding());
 }
 
-FloatAttr mlir::fxmlir::dropoutScale(Builder &builder, FloatAttr p) {
+FloatAttr fxmlir::dropoutScale(Builder &builder, FloatAttr p) {
   return builder.getF64FloatAttr(1.0 / (1.0 - p.getValueAsDouble()));
 }
 
-Value mlir::fxmlir::createNone(OpBuilder &builder, Location loc) {
+Value fxmlir::createNone(OpBuilder &builder, Location loc) {
   return NoneOp::create(builder, loc, builder.getNoneType());
 }
 
-bool mlir::fxmlir::isActiveDropout(Attribute train, FloatAttr p) {
+bool fxmlir::isActiveDropout(Attribute train, FloatAttr p) {
   auto trainFlag = dyn_cast_or_null<BoolAttr>(train);
   bool training = !trainFlag || trainFlag.getValue();
   double rate = p.getValueAsDouble();
   return training && rate > 0.0 && rate < 1.0;
 }
 
-bool mlir::fxmlir::isScalar(Attribute scalar, double value) {
+bool fxmlir::isScalar(Attribute scalar, double value) {
   if (auto b = dyn_cast_or_null<BoolAttr>(scalar))
     return double(b.getValue()) == value;
   if (auto i = dyn_cast_or_null<IntegerAttr>(scalar))

@@ -18,7 +18,7 @@
 #include <cmath>
 #include <optional>
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_RECOGNIZEGELU
 #include "fxmlir/Transforms/Passes.h.inc"
 
@@ -189,4 +189,4 @@ struct RecognizeGeluPass
   }
 };
 } // namespace
-} // namespace mlir::fxmlir
+} // namespace fxmlir

@@ -15,7 +15,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_RECOMPOSE
 #include "fxmlir/Transforms/Passes.h.inc"
 
@@ -23,7 +23,7 @@ namespace {
 
 static bool isLastAxis(BiasAddOp op) {
   int64_t rank = op.getType().getRank();
-  return ::fxmlir::normalizeDim(op.getAxis(), rank) == rank - 1;
+  return fxmlir::normalizeDim(op.getAxis(), rank) == rank - 1;
 }
 
 /// Whether the bias, added along the last dim after `view`, is also a bias
@@ -85,4 +85,4 @@ struct RecomposePass
 void populateRecomposePatterns(RewritePatternSet &patterns) {
   patterns.add<RecomposeBiasAdd>(patterns.getContext());
 }
-} // namespace mlir::fxmlir
+} // namespace fxmlir

@@ -9,7 +9,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
-using namespace mlir::fxmlir;
+using namespace fxmlir;
 
 /// A kernel call's overhead (dispatch, allocation, loop setup), ~3 us on the
 /// CPU, as the bytes a copy moves at ~10 GB/s in that time. One for each
@@ -65,7 +65,7 @@ static double penaltyOf(Operation *op, JitOpKind kind) {
   }
 }
 
-RegionCost mlir::fxmlir::estimateRegionCost(ArrayRef<Operation *> region) {
+RegionCost fxmlir::estimateRegionCost(ArrayRef<Operation *> region) {
   llvm::SmallPtrSet<Operation *, 16> members(region.begin(), region.end());
   llvm::SetVector<Value> inputs, outputs;
   RegionCost cost;

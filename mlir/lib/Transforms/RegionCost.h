@@ -10,9 +10,11 @@
 #ifndef FXMLIR_CONVERSION_REGIONCOST_H
 #define FXMLIR_CONVERSION_REGIONCOST_H
 
+#include "fxmlir/Support/MLIR.h"
+
 #include "mlir/IR/Operation.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 
 /// The cost of a region and of the eager kernels it replaces, in bytes moved
 /// (a kernel call counts as the bytes it could have moved in its overhead).
@@ -27,6 +29,6 @@ struct RegionCost {
 /// function rather than op by op.
 RegionCost estimateRegionCost(ArrayRef<Operation *> region);
 
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 #endif // FXMLIR_CONVERSION_REGIONCOST_H

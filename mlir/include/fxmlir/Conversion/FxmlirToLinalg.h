@@ -3,11 +3,13 @@
 #ifndef FXMLIR_CONVERSION_FXMLIRTOLINALG_H
 #define FXMLIR_CONVERSION_FXMLIRTOLINALG_H
 
+#include "fxmlir/Support/MLIR.h"
+
 #include "mlir/IR/Operation.h"
 
 #include <optional>
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 
 /// How a lowerable op relates its result to its operands' dim 0, which the
 /// CPU runtime splits across threads.
@@ -46,6 +48,6 @@ enum class RowUse {
 
 RowUse getRowUse(OpResult result);
 
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 #endif // FXMLIR_CONVERSION_FXMLIRTOLINALG_H

@@ -4,6 +4,7 @@
 #define FXMLIR_CONVERSION_PASSES_H
 
 #include "fxmlir/Dialect/FxmlirDialect.h"
+#include "fxmlir/Support/MLIR.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -24,7 +25,7 @@ class DialectRegistry;
 class OpPassManager;
 } // namespace mlir
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 
 #define GEN_PASS_DECL
 #define GEN_PASS_REGISTRATION
@@ -62,6 +63,6 @@ void registerJitDialects(DialectRegistry &registry);
 /// Initializes the host and NVPTX LLVM backends. Safe to call more than once.
 void initializeJitTargets();
 
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 #endif // FXMLIR_CONVERSION_PASSES_H

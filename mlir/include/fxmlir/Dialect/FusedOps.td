@@ -33,7 +33,7 @@ def Fxmlir_BiasAddOp : Fxmlir_Op<"bias_add", [Pure]> {
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::fxmlir::verifyBiasOp(*this, getX(), getBias(), getAxis(), {{"result", getResult(), false}});
+      return ::fxmlir::verifyBiasOp(*this, getX(), getBias(), getAxis(), {{"result", getResult(), false}});
     }
   }];
 }
@@ -60,8 +60,8 @@ def Fxmlir_FusedBiasActOp : Fxmlir_Op<"fused_bias_act", [Pure]> {
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::success(::mlir::succeeded(::mlir::fxmlir::verifyStrEnum(*this, "activation", getActivation(), {"none", "gelu", "gelu_tanh", "relu", "silu", "tanh"}))
-          && ::mlir::succeeded(::mlir::fxmlir::verifyBiasOp(*this, getX(), getBias(), getAxis(), {{"result", getResult(), false}})));
+      return ::mlir::success(::mlir::succeeded(::fxmlir::verifyStrEnum(*this, "activation", getActivation(), {"none", "gelu", "gelu_tanh", "relu", "silu", "tanh"}))
+          && ::mlir::succeeded(::fxmlir::verifyBiasOp(*this, getX(), getBias(), getAxis(), {{"result", getResult(), false}})));
     }
   }];
 }
@@ -89,8 +89,8 @@ def Fxmlir_FusedBiasActGradOp : Fxmlir_Op<"fused_bias_act_grad", [Pure]> {
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::success(::mlir::succeeded(::mlir::fxmlir::verifyStrEnum(*this, "activation", getActivation(), {"none", "gelu", "gelu_tanh", "relu", "silu", "tanh"}))
-          && ::mlir::succeeded(::mlir::fxmlir::verifyBiasOp(*this, getX(), getBias(), getAxis(), {{"grad", getGrad(), false}, {"result", getResult(), false}})));
+      return ::mlir::success(::mlir::succeeded(::fxmlir::verifyStrEnum(*this, "activation", getActivation(), {"none", "gelu", "gelu_tanh", "relu", "silu", "tanh"}))
+          && ::mlir::succeeded(::fxmlir::verifyBiasOp(*this, getX(), getBias(), getAxis(), {{"grad", getGrad(), false}, {"result", getResult(), false}})));
     }
   }];
 }
@@ -123,7 +123,7 @@ def Fxmlir_RandomMaskLikeOp : Fxmlir_Op<"random_mask_like", []> {
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::fxmlir::verifyMaskOp(*this, getLike(), getResult(), getP());
+      return ::fxmlir::verifyMaskOp(*this, getLike(), getResult(), getP());
     }
   }];
 }
@@ -151,7 +151,7 @@ def Fxmlir_FusedBiasAddMaskScaleOp : Fxmlir_Op<"fused_bias_add_mask_scale", [Pur
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::fxmlir::verifyBiasOp(*this, getX(), getBias(), getAxis(), {{"mask", getMask(), true}, {"result", getResult(), false}});
+      return ::fxmlir::verifyBiasOp(*this, getX(), getBias(), getAxis(), {{"mask", getMask(), true}, {"result", getResult(), false}});
     }
   }];
 }
@@ -195,8 +195,8 @@ def Fxmlir_FusedBiasDropoutAddOp : Fxmlir_Op<"fused_bias_dropout_add", []> {
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::success(::mlir::succeeded(::mlir::fxmlir::verifyStrEnum(*this, "activation", getActivation(), {"none", "gelu", "gelu_tanh", "relu", "silu", "tanh"}))
-          && ::mlir::succeeded(::mlir::fxmlir::verifyDropoutOp(*this, getX(), getBias(), getAxis(), getResidual(), getY(), getMask(), getP(), getPacked())));
+      return ::mlir::success(::mlir::succeeded(::fxmlir::verifyStrEnum(*this, "activation", getActivation(), {"none", "gelu", "gelu_tanh", "relu", "silu", "tanh"}))
+          && ::mlir::succeeded(::fxmlir::verifyDropoutOp(*this, getX(), getBias(), getAxis(), getResidual(), getY(), getMask(), getP(), getPacked())));
     }
   }];
 }
@@ -223,7 +223,7 @@ def Fxmlir_PackedMaskScaleOp : Fxmlir_Op<"packed_mask_scale", [Pure]> {
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::fxmlir::verifyPackedMaskOp(*this, getGrad(), getMask(), getResult());
+      return ::fxmlir::verifyPackedMaskOp(*this, getGrad(), getMask(), getResult());
     }
   }];
 }
@@ -259,8 +259,8 @@ def Fxmlir_FusedLinearGeluOp : Fxmlir_Op<"fused_linear_gelu", [Pure]> {
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::success(::mlir::succeeded(::mlir::fxmlir::verifyStrEnum(*this, "approximate", getApproximate(), {"none", "tanh"}))
-          && ::mlir::succeeded(::mlir::fxmlir::verifyLinearOp(*this, {{"x", getX(), "*K"}, {"weight", getWeight(), "NK"}, {"bias", getBias(), "N"}, {"y", getY(), "*N"}, {"pre", getPre(), "*N"}})));
+      return ::mlir::success(::mlir::succeeded(::fxmlir::verifyStrEnum(*this, "approximate", getApproximate(), {"none", "tanh"}))
+          && ::mlir::succeeded(::fxmlir::verifyLinearOp(*this, {{"x", getX(), "*K"}, {"weight", getWeight(), "NK"}, {"bias", getBias(), "N"}, {"y", getY(), "*N"}, {"pre", getPre(), "*N"}})));
     }
   }];
 }
@@ -295,8 +295,8 @@ def Fxmlir_FusedLinearGeluGradOp : Fxmlir_Op<"fused_linear_gelu_grad", [Pure]> {
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::success(::mlir::succeeded(::mlir::fxmlir::verifyStrEnum(*this, "approximate", getApproximate(), {"none", "tanh"}))
-          && ::mlir::succeeded(::mlir::fxmlir::verifyLinearOp(*this, {{"x", getX(), "*K"}, {"weight", getWeight(), "NK"}, {"grad", getGrad(), "*N"}, {"pre", getPre(), "*N"}, {"grad_x", getGradX(), "*K"}, {"grad_weight", getGradWeight(), "NK"}, {"grad_bias", getGradBias(), "N"}})));
+      return ::mlir::success(::mlir::succeeded(::fxmlir::verifyStrEnum(*this, "approximate", getApproximate(), {"none", "tanh"}))
+          && ::mlir::succeeded(::fxmlir::verifyLinearOp(*this, {{"x", getX(), "*K"}, {"weight", getWeight(), "NK"}, {"grad", getGrad(), "*N"}, {"pre", getPre(), "*N"}, {"grad_x", getGradX(), "*K"}, {"grad_weight", getGradWeight(), "NK"}, {"grad_bias", getGradBias(), "N"}})));
     }
   }];
 }
@@ -335,8 +335,8 @@ def Fxmlir_FusedLinearGeluGradMmOp : Fxmlir_Op<"fused_linear_gelu_grad_mm", [Pur
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::success(::mlir::succeeded(::mlir::fxmlir::verifyStrEnum(*this, "approximate", getApproximate(), {"none", "tanh"}))
-          && ::mlir::succeeded(::mlir::fxmlir::verifyLinearOp(*this, {{"x", getX(), "*K"}, {"grad_a", getGradA(), "*J"}, {"grad_b", getGradB(), "JN"}, {"weight", getWeight(), "NK"}, {"pre", getPre(), "*N"}, {"grad_x", getGradX(), "*K"}, {"grad_weight", getGradWeight(), "NK"}, {"grad_bias", getGradBias(), "N"}})));
+      return ::mlir::success(::mlir::succeeded(::fxmlir::verifyStrEnum(*this, "approximate", getApproximate(), {"none", "tanh"}))
+          && ::mlir::succeeded(::fxmlir::verifyLinearOp(*this, {{"x", getX(), "*K"}, {"grad_a", getGradA(), "*J"}, {"grad_b", getGradB(), "JN"}, {"weight", getWeight(), "NK"}, {"pre", getPre(), "*N"}, {"grad_x", getGradX(), "*K"}, {"grad_weight", getGradWeight(), "NK"}, {"grad_bias", getGradBias(), "N"}})));
     }
   }];
 }
@@ -366,7 +366,7 @@ def Fxmlir_LinearWeightBiasGradOp : Fxmlir_Op<"linear_weight_bias_grad", [Pure]>
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::fxmlir::verifyLinearOp(*this, {{"x", getX(), "*K"}, {"grad", getGrad(), "*N"}, {"grad_weight", getGradWeight(), "NK"}, {"grad_bias", getGradBias(), "N"}});
+      return ::fxmlir::verifyLinearOp(*this, {{"x", getX(), "*K"}, {"grad", getGrad(), "*N"}, {"grad_weight", getGradWeight(), "NK"}, {"grad_bias", getGradBias(), "N"}});
     }
   }];
 }

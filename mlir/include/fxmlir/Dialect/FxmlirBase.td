@@ -18,7 +18,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Fxmlir_Dialect : Dialect {
   let name = "fxmlir";
-  let cppNamespace = "::mlir::fxmlir";
+  let cppNamespace = "::fxmlir";
   let summary = "PyTorch FX graphs as MLIR: ATen ops, fused ops and JIT regions";
   let description = [{
     The fxmlir dialect holds PyTorch training graphs. `fxmlir.aten.*` ops are
@@ -112,7 +112,7 @@ class Fxmlir_StrEnumAttr<list<string> values> : ConfinedAttr<StrAttr, [
 //===----------------------------------------------------------------------===//
 
 class Fxmlir_OpTrait<string name> : NativeOpTrait<name> {
-  let cppNamespace = "::mlir::fxmlir::OpTrait";
+  let cppNamespace = "::fxmlir::OpTrait";
 }
 // Every tensor result has the broadcast shape of the tensor operands.
 def Fxmlir_BroadcastShapes : Fxmlir_OpTrait<"BroadcastShapes">;

@@ -8,6 +8,8 @@
 #ifndef FXMLIR_DIALECT_FXMLIRDIALECT_H
 #define FXMLIR_DIALECT_FXMLIRDIALECT_H
 
+#include "fxmlir/Support/MLIR.h"
+
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -34,7 +36,7 @@
 #define GET_OP_CLASSES
 #include "fxmlir/Dialect/FusedOps.h.inc"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 /// The device of a tensor type (its encoding), or null when it has none.
 DeviceAttr getDevice(Type type);
 
@@ -90,6 +92,6 @@ LogicalResult verifyLinearOp(Operation *op, ArrayRef<LinearDims> tensors);
 /// A string attribute that takes one of `accepted` (schema.STR_ENUMS).
 LogicalResult verifyStrEnum(Operation *op, StringRef name, StringRef value,
                             ArrayRef<StringRef> accepted);
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 #endif // FXMLIR_DIALECT_FXMLIRDIALECT_H

@@ -8,9 +8,11 @@
 #ifndef FXMLIR_DIALECT_FXMLIRTRAITS_H
 #define FXMLIR_DIALECT_FXMLIRTRAITS_H
 
+#include "fxmlir/Support/MLIR.h"
+
 #include "mlir/IR/OpDefinition.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 
 /// Checks that every ranked tensor result has the broadcast shape of the
 /// ranked tensor operands (torch's broadcasting; `?` matches any size).
@@ -40,6 +42,6 @@ public:
 };
 
 } // namespace OpTrait
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 #endif // FXMLIR_DIALECT_FXMLIRTRAITS_H

@@ -9,9 +9,11 @@
 #ifndef FXMLIR_TRANSFORMS_FUSIONCONFIG_H
 #define FXMLIR_TRANSFORMS_FUSIONCONFIG_H
 
+#include "fxmlir/Support/MLIR.h"
+
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 
 /// The match-failure reason of a pattern written for one device on another
 /// device's ops: no fusion was missed there, so explain leaves it out.
@@ -54,6 +56,6 @@ struct PatternPass : public Base<Derived> {
   }
 };
 
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 #endif // FXMLIR_TRANSFORMS_FUSIONCONFIG_H

@@ -4,12 +4,13 @@
 #define FXMLIR_TRANSFORMS_PASSES_H
 
 #include "fxmlir/Dialect/FxmlirDialect.h"
+#include "fxmlir/Support/MLIR.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 
 #define GEN_PASS_DECL
 #define GEN_PASS_REGISTRATION
@@ -27,6 +28,6 @@ void populateBiasAddDropoutFusionPatterns(RewritePatternSet &patterns);
 void populateMaskDrawFusionPatterns(RewritePatternSet &patterns);
 void populateRecomposePatterns(RewritePatternSet &patterns);
 
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 #endif // FXMLIR_TRANSFORMS_PASSES_H

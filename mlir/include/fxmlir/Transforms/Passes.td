@@ -22,7 +22,7 @@ def RecognizeGelu : Pass<"fxmlir-recognize-gelu"> {
     values of the formula have x's type: a formula computed in another
     dtype or broadcast is left alone.
   }];
-  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+  let dependentDialects = ["::fxmlir::FxmlirDialect"];
 }
 
 def ApproximateGelu : Pass<"fxmlir-approximate-gelu"> {
@@ -36,7 +36,7 @@ def ApproximateGelu : Pass<"fxmlir-approximate-gelu"> {
     (`fxmlir-fuse-gemm-epilogues`). Not in any default pipeline: select it with
     `FXMLIR_PASSES=+fxmlir-approximate-gelu` or `passes="+fxmlir-approximate-gelu"`.
   }];
-  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+  let dependentDialects = ["::fxmlir::FxmlirDialect"];
 }
 
 def Decompose : Pass<"fxmlir-decompose"> {
@@ -49,7 +49,7 @@ def Decompose : Pass<"fxmlir-decompose"> {
     below a view that keeps the last dim, so fusion patterns match one form.
     `fxmlir-recompose` undoes what no fusion used.
   }];
-  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+  let dependentDialects = ["::fxmlir::FxmlirDialect"];
 }
 
 def FuseGemmEpilogues : Pass<"fxmlir-fuse-gemm-epilogues"> {
@@ -71,7 +71,7 @@ def FuseGemmEpilogues : Pass<"fxmlir-fuse-gemm-epilogues"> {
     `fxmlir-fuse-bias-add-activation` (see `fxmlir-approximate-gelu`). On
     CPU, where no matmul has such epilogues, nothing changes.
   }];
-  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+  let dependentDialects = ["::fxmlir::FxmlirDialect"];
 }
 
 def FuseBiasAddActivation : Pass<"fxmlir-fuse-bias-add-activation"> {
@@ -84,7 +84,7 @@ def FuseBiasAddActivation : Pass<"fxmlir-fuse-bias-add-activation"> {
     tensors on CPU or CUDA whose bias_add has no other use. The activations
     are the rows of ACTIVATIONS in python/fxmlir/fused_ops.py.
   }];
-  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+  let dependentDialects = ["::fxmlir::FxmlirDialect"];
 }
 
 def FuseBiasAddDropout : Pass<"fxmlir-fuse-bias-add-dropout"> {
@@ -98,7 +98,7 @@ def FuseBiasAddDropout : Pass<"fxmlir-fuse-bias-add-dropout"> {
     it). p = 0 and eval mode are not dropout and are left alone.
     `fxmlir-fuse-mask-draws` then merges the draw into the kernel.
   }];
-  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+  let dependentDialects = ["::fxmlir::FxmlirDialect"];
 }
 
 def FuseMaskDraws : Pass<"fxmlir-fuse-mask-draws"> {
@@ -115,7 +115,7 @@ def FuseMaskDraws : Pass<"fxmlir-fuse-mask-draws"> {
     two-kernel form and becomes `fused_bias_dropout_add` with its
     `activation` here, before and after autodiff.
   }];
-  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+  let dependentDialects = ["::fxmlir::FxmlirDialect"];
 }
 
 def Recompose : Pass<"fxmlir-recompose"> {
@@ -124,7 +124,7 @@ def Recompose : Pass<"fxmlir-recompose"> {
     The inverse of `fxmlir-decompose` for what is left unfused, so that a
     decomposition that enabled no fusion costs nothing at run time.
   }];
-  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+  let dependentDialects = ["::fxmlir::FxmlirDialect"];
 }
 
 def EagerRandom : Pass<"fxmlir-eager-random"> {
@@ -139,7 +139,7 @@ def EagerRandom : Pass<"fxmlir-eager-random"> {
     mask. The `eager_random` option (FXMLIR_EAGER_RANDOM) runs it after
     each stage's pipeline.
   }];
-  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect"];
+  let dependentDialects = ["::fxmlir::FxmlirDialect"];
 }
 
 def OutlineJitRegions : Pass<"fxmlir-outline-jit-regions", "::mlir::ModuleOp"> {
@@ -172,7 +172,7 @@ def OutlineJitRegions : Pass<"fxmlir-outline-jit-regions", "::mlir::ModuleOp"> {
                "Outline only ops on these device types (\"cpu\", \"cuda\"; "
                "all that lower when empty): those mlir_jit has kernels for">,
   ];
-  let dependentDialects = ["::mlir::fxmlir::FxmlirDialect",
+  let dependentDialects = ["::fxmlir::FxmlirDialect",
                            "::mlir::func::FuncDialect"];
 }
 

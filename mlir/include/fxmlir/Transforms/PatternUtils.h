@@ -7,13 +7,15 @@
 #ifndef FXMLIR_TRANSFORMS_PATTERNUTILS_H
 #define FXMLIR_TRANSFORMS_PATTERNUTILS_H
 
+#include "fxmlir/Support/MLIR.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Value.h"
 
 #include <optional>
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 
 /// Whether the fused kernels handle `value`: a ranked f32/f16/bf16 tensor on
 /// a CPU or CUDA device.
@@ -42,6 +44,6 @@ bool isActiveDropout(Attribute train, FloatAttr p);
 /// Whether a torch Scalar attribute (int, float or bool) equals `value`.
 bool isScalar(Attribute scalar, double value);
 
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 #endif // FXMLIR_TRANSFORMS_PATTERNUTILS_H

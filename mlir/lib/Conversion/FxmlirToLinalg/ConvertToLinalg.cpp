@@ -22,16 +22,16 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SmallString.h"
 
-namespace mlir::fxmlir {
+namespace fxmlir {
 #define GEN_PASS_DEF_CONVERTFXMLIRTOLINALG
 #include "fxmlir/Conversion/Passes.h.inc"
-} // namespace mlir::fxmlir
+} // namespace fxmlir
 
 using namespace mlir;
-using namespace mlir::fxmlir;
-using namespace mlir::fxmlir::jit;
+using namespace fxmlir;
+using namespace fxmlir::lowering;
 
-const OpLowering *jit::lookupLowering(Operation *op) {
+const OpLowering *lowering::lookupLowering(Operation *op) {
   static const LoweringTable table = [] {
     LoweringTable entries;
     addElementwiseLowerings(entries);
@@ -52,21 +52,21 @@ const OpLowering *jit::lookupLowering(Operation *op) {
   return found == table.end() ? nullptr : &found->second;
 }
 
-Type jit::torchElementType(Value value) {
+Type lowering::torchElementType(Value value) {
   return cast<RankedTensorType>(value.getType()).getElementType();
 }
 
-int64_t jit::rankOf(Value tensor) {
+int64_t lowering::rankOf(Value tensor) {
   return cast<RankedTensorType>(tensor.getType()).getRank();
 }
 
 std::optional<SmallVector<int64_t>>
-jit::normalizeDims(std::optional<ArrayRef<int64_t>> dims, int64_t rank) {
+lowering::normalizeDims(std::optional<ArrayRef<int64_t>> dims, int64_t rank) {
   if (!dims || dims->empty())
     return llvm::to_vector(llvm::seq<int64_t>(0, rank));
   SmallVector<int64_t> normalized;
   for (int64_t dim : *dims) {
-    std::optional<int64_t> normalizedDim = ::fxmlir::normalizeDim(dim, rank);
+    std::optional<int64_t> normalizedDim = fxmlir::normalizeDim(dim, rank);
     if (!normalizedDim)
       return std::nullopt;
     normalized.push_back(*normalizedDim);
@@ -78,7 +78,7 @@ jit::normalizeDims(std::optional<ArrayRef<int64_t>> dims, int64_t rank) {
   return normalized;
 }
 
-std::optional<JitOpKind> mlir::fxmlir::getJitOpKind(Operation *op) {
+std::optional<JitOpKind> fxmlir::getJitOpKind(Operation *op) {
   const OpLowering *lowering = lookupLowering(op);
   if (!lowering || op->getNumResults() == 0)
     return std::nullopt;
@@ -171,7 +171,7 @@ static LogicalResult lowerFunction(func::FuncOp func) {
 
 namespace {
 struct ConvertFxmlirToLinalgPass
-    : public mlir::fxmlir::impl::ConvertFxmlirToLinalgBase<
+    : public fxmlir::impl::ConvertFxmlirToLinalgBase<
           ConvertFxmlirToLinalgPass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())

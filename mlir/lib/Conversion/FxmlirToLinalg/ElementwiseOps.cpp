@@ -20,8 +20,8 @@
 #include <cmath>
 
 using namespace mlir;
-using namespace mlir::fxmlir;
-using namespace mlir::fxmlir::jit;
+using namespace fxmlir;
+using namespace fxmlir::lowering;
 
 namespace {
 /// A tensor input of an elementwise op and the torch type it is cast to.
@@ -330,7 +330,7 @@ static Value power(ImplicitLocOpBuilder &b, Value x, Type torchType,
   if (roots && exponent == -0.5)
     return rsqrt(b, x);
   if (exponent != std::trunc(exponent) || std::abs(exponent) > 8)
-    return jit::pow(b, x, constant(b, type, exponent));
+    return lowering::pow(b, x, constant(b, type, exponent));
   if (exponent == 0)
     return constant(b, type, 1.0);
   Value result = x;
@@ -353,7 +353,7 @@ static SmallVector<Value> lowerPowTensor(ImplicitLocOpBuilder &b, Operation *op,
                                          ValueRange operands) {
   return {elementwise(b, resultType(op), castToResult(op, operands),
                       [](ImplicitLocOpBuilder &nb, ArrayRef<Value> args) {
-                        return jit::pow(nb, args[0], args[1]);
+                        return lowering::pow(nb, args[0], args[1]);
                       })};
 }
 
@@ -632,7 +632,7 @@ static SmallVector<Value> lowerScalarTensor(ImplicitLocOpBuilder &b,
 // Registration
 //===----------------------------------------------------------------------===//
 
-void jit::addElementwiseLowerings(LoweringTable &table) {
+void lowering::addElementwiseLowerings(LoweringTable &table) {
   auto add = [&](StringRef name, CheckFn check, LowerFn lower) {
     table[("fxmlir.aten." + name).str()] = {check, lower};
   };

@@ -10,8 +10,8 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
-using namespace mlir::fxmlir;
-using namespace mlir::fxmlir::jit;
+using namespace fxmlir;
+using namespace fxmlir::lowering;
 
 static int64_t maxRank(ValueRange inputs) {
   int64_t rank = 0;
@@ -20,8 +20,8 @@ static int64_t maxRank(ValueRange inputs) {
   return rank;
 }
 
-SmallVector<OpFoldResult> jit::broadcastSizes(ImplicitLocOpBuilder &b,
-                                              ValueRange inputs) {
+SmallVector<OpFoldResult> lowering::broadcastSizes(ImplicitLocOpBuilder &b,
+                                                   ValueRange inputs) {
   int64_t rank = maxRank(inputs);
   SmallVector<OpFoldResult> sizes;
   for (int64_t dim = 0; dim < rank; ++dim) {
@@ -70,8 +70,8 @@ static AffineMap broadcastMap(Value input, ArrayRef<OpFoldResult> sizes) {
   return AffineMap::get(rank, 0, exprs, ctx);
 }
 
-Value jit::buildElementwise(ImplicitLocOpBuilder &b, ValueRange inputs,
-                            Type elementType, ElementFn body) {
+Value lowering::buildElementwise(ImplicitLocOpBuilder &b, ValueRange inputs,
+                                 Type elementType, ElementFn body) {
   SmallVector<OpFoldResult> sizes = broadcastSizes(b, inputs);
   int64_t rank = sizes.size();
   Value init = tensor::EmptyOp::create(b, sizes, elementType);
@@ -90,9 +90,9 @@ Value jit::buildElementwise(ImplicitLocOpBuilder &b, ValueRange inputs,
   return generic.getResult(0);
 }
 
-Value jit::buildReduction(ImplicitLocOpBuilder &b, ValueRange inputs,
-                          ArrayRef<int64_t> dims, bool keepDims, Value init,
-                          ElementFn map, CombineFn combine) {
+Value lowering::buildReduction(ImplicitLocOpBuilder &b, ValueRange inputs,
+                               ArrayRef<int64_t> dims, bool keepDims,
+                               Value init, ElementFn map, CombineFn combine) {
   SmallVector<OpFoldResult> sizes = broadcastSizes(b, inputs);
   int64_t rank = sizes.size();
   SmallVector<OpFoldResult> kept;
@@ -145,8 +145,8 @@ reducedDimGroups(ArrayRef<int64_t> dims, int64_t rank) {
   return groups;
 }
 
-Value jit::keepReducedDims(ImplicitLocOpBuilder &b, Value reduced,
-                           ArrayRef<int64_t> dims, int64_t rank) {
+Value lowering::keepReducedDims(ImplicitLocOpBuilder &b, Value reduced,
+                                ArrayRef<int64_t> dims, int64_t rank) {
   auto reducedType = cast<RankedTensorType>(reduced.getType());
   SmallVector<int64_t> shape;
   for (int64_t d = 0, kept = 0; d < rank; ++d)
@@ -158,15 +158,15 @@ Value jit::keepReducedDims(ImplicitLocOpBuilder &b, Value reduced,
                                        reducedDimGroups(dims, rank));
 }
 
-Value jit::dropReducedDims(ImplicitLocOpBuilder &b, Value kept,
-                           ArrayRef<int64_t> dims) {
+Value lowering::dropReducedDims(ImplicitLocOpBuilder &b, Value kept,
+                                ArrayRef<int64_t> dims) {
   int64_t rank = cast<RankedTensorType>(kept.getType()).getRank();
   return tensor::CollapseShapeOp::create(b, kept,
                                          reducedDimGroups(dims, rank));
 }
 
-Value jit::countAlong(ImplicitLocOpBuilder &b, Value tensor,
-                      ArrayRef<int64_t> dims, Type type) {
+Value lowering::countAlong(ImplicitLocOpBuilder &b, Value tensor,
+                           ArrayRef<int64_t> dims, Type type) {
   auto tensorType = cast<RankedTensorType>(tensor.getType());
   int64_t staticCount = 1;
   Value dynamicCount;

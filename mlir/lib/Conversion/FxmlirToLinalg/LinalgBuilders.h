@@ -9,10 +9,12 @@
 #ifndef FXMLIR_LIB_CONVERSION_FXMLIRTOLINALG_LINALGBUILDERS_H
 #define FXMLIR_LIB_CONVERSION_FXMLIRTOLINALG_LINALGBUILDERS_H
 
+#include "fxmlir/Support/MLIR.h"
+
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
-namespace mlir::fxmlir::jit {
+namespace fxmlir::lowering {
 
 /// Computes one element from the elements of the inputs (storage types).
 using ElementFn =
@@ -53,6 +55,6 @@ Value dropReducedDims(ImplicitLocOpBuilder &b, Value kept,
 Value countAlong(ImplicitLocOpBuilder &b, Value tensor, ArrayRef<int64_t> dims,
                  Type type);
 
-} // namespace mlir::fxmlir::jit
+} // namespace fxmlir::lowering
 
 #endif // FXMLIR_LIB_CONVERSION_FXMLIRTOLINALG_LINALGBUILDERS_H

@@ -18,8 +18,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
-using namespace mlir::fxmlir;
-using namespace mlir::fxmlir::jit;
+using namespace fxmlir;
+using namespace fxmlir::lowering;
 
 /// torch's `reduction` argument.
 enum Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
@@ -97,7 +97,7 @@ static SmallVector<Value> lowerNllLossBackward(ImplicitLocOpBuilder &b,
   return {generic.getResult(0)};
 }
 
-void jit::addLossLowerings(LoweringTable &table) {
+void lowering::addLossLowerings(LoweringTable &table) {
   table["fxmlir.aten.nll_loss_backward"] = {checkNllLossBackward,
                                             lowerNllLossBackward};
 }

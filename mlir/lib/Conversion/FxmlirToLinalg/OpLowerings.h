@@ -11,11 +11,12 @@
 #define FXMLIR_LIB_CONVERSION_FXMLIRTOLINALG_OPLOWERINGS_H
 
 #include "fxmlir/Conversion/FxmlirToLinalg.h"
+#include "fxmlir/Support/MLIR.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/StringMap.h"
 
-namespace mlir::fxmlir::jit {
+namespace fxmlir::lowering {
 
 /// The kind of the op, or nothing when this instance cannot lower. Element
 /// types and devices are checked before; checks look at the rest.
@@ -53,6 +54,6 @@ int64_t rankOf(Value tensor);
 std::optional<SmallVector<int64_t>>
 normalizeDims(std::optional<ArrayRef<int64_t>> dims, int64_t rank);
 
-} // namespace mlir::fxmlir::jit
+} // namespace fxmlir::lowering
 
 #endif // FXMLIR_LIB_CONVERSION_FXMLIRTOLINALG_OPLOWERINGS_H

@@ -21,8 +21,8 @@
 #include <limits>
 
 using namespace mlir;
-using namespace mlir::fxmlir;
-using namespace mlir::fxmlir::jit;
+using namespace fxmlir;
+using namespace fxmlir::lowering;
 
 static Type resultType(Operation *op, unsigned index = 0) {
   return torchElementType(op->getResult(index));
@@ -584,7 +584,7 @@ static SmallVector<Value> lowerLayerNormBackward(ImplicitLocOpBuilder &b,
   return results;
 }
 
-RowUse mlir::fxmlir::getRowUse(OpResult result) {
+RowUse fxmlir::getRowUse(OpResult result) {
   Operation *op = result.getOwner();
   if (getJitOpKind(op) != JitOpKind::ReductionOverDim0)
     return RowUse::Keeps;
@@ -602,7 +602,7 @@ RowUse mlir::fxmlir::getRowUse(OpResult result) {
 // Registration
 //===----------------------------------------------------------------------===//
 
-void jit::addReductionLowerings(LoweringTable &table) {
+void lowering::addReductionLowerings(LoweringTable &table) {
   auto add = [&](StringRef name, CheckFn check, LowerFn lower) {
     table[("fxmlir.aten." + name).str()] = {check, lower};
   };

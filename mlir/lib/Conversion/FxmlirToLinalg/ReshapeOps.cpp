@@ -13,8 +13,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
-using namespace mlir::fxmlir;
-using namespace mlir::fxmlir::jit;
+using namespace fxmlir;
+using namespace fxmlir::lowering;
 
 static bool isUnit(int64_t size) { return size == 1; }
 
@@ -96,7 +96,7 @@ static SmallVector<Value> lowerUnitDimReshape(ImplicitLocOpBuilder &b,
   return {tensor::ExpandShapeOp::create(b, expanded, value, expand)};
 }
 
-void jit::addReshapeLowerings(LoweringTable &table) {
+void lowering::addReshapeLowerings(LoweringTable &table) {
   for (StringRef name :
        {"view", "_unsafe_view", "unsqueeze", "squeeze.dim", "squeeze.dims"})
     table[("fxmlir.aten." + name).str()] = {checkUnitDimReshape,

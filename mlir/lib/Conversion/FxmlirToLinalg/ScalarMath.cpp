@@ -8,10 +8,10 @@
 #include <limits>
 
 using namespace mlir;
-using namespace mlir::fxmlir;
-using namespace mlir::fxmlir::jit;
+using namespace fxmlir;
+using namespace fxmlir::lowering;
 
-bool jit::isSupportedElementType(Type torchType) {
+bool lowering::isSupportedElementType(Type torchType) {
   if (isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(torchType))
     return true;
   auto integer = dyn_cast<IntegerType>(torchType);
@@ -27,13 +27,13 @@ bool jit::isSupportedElementType(Type torchType) {
          (width == 8 || width == 16 || width == 32 || width == 64);
 }
 
-Type jit::storageType(Type torchType) {
+Type lowering::storageType(Type torchType) {
   if (auto integer = dyn_cast<IntegerType>(torchType))
     return IntegerType::get(torchType.getContext(), integer.getWidth());
   return torchType;
 }
 
-Type jit::computeType(Type torchType) {
+Type lowering::computeType(Type torchType) {
   if (isa<Float16Type, BFloat16Type>(torchType))
     return Float32Type::get(torchType.getContext());
   return storageType(torchType);
@@ -45,7 +45,8 @@ static bool isUnsignedLike(Type torchType) {
   return integer.isUnsigned() || integer.getWidth() == 1;
 }
 
-Value jit::castTo(ImplicitLocOpBuilder &b, Value value, Type from, Type to) {
+Value lowering::castTo(ImplicitLocOpBuilder &b, Value value, Type from,
+                       Type to) {
   if (from == to)
     return value;
   // c10::Half and c10::BFloat16 convert from and to float only: any other
@@ -95,8 +96,8 @@ Value jit::castTo(ImplicitLocOpBuilder &b, Value value, Type from, Type to) {
   return arith::ExtSIOp::create(b, target, value);
 }
 
-Value jit::toCompute(ImplicitLocOpBuilder &b, Value value, Type from,
-                     Type common) {
+Value lowering::toCompute(ImplicitLocOpBuilder &b, Value value, Type from,
+                          Type common) {
   Value cast = castTo(b, value, from, common);
   Type compute = computeType(common);
   if (cast.getType() == compute)
@@ -104,21 +105,22 @@ Value jit::toCompute(ImplicitLocOpBuilder &b, Value value, Type from,
   return arith::ExtFOp::create(b, compute, cast);
 }
 
-Value jit::fromCompute(ImplicitLocOpBuilder &b, Value value, Type torchType) {
+Value lowering::fromCompute(ImplicitLocOpBuilder &b, Value value,
+                            Type torchType) {
   Type storage = storageType(torchType);
   if (value.getType() == storage)
     return value;
   return arith::TruncFOp::create(b, storage, value);
 }
 
-Value jit::constant(ImplicitLocOpBuilder &b, Type type, double value) {
+Value lowering::constant(ImplicitLocOpBuilder &b, Type type, double value) {
   if (isa<FloatType>(type))
     return arith::ConstantOp::create(b, b.getFloatAttr(type, value));
   return arith::ConstantOp::create(
       b, b.getIntegerAttr(type, static_cast<int64_t>(value)));
 }
 
-Value jit::constant(ImplicitLocOpBuilder &b, Type type, Attribute scalar) {
+Value lowering::constant(ImplicitLocOpBuilder &b, Type type, Attribute scalar) {
   if (auto boolean = dyn_cast<BoolAttr>(scalar))
     return constant(b, type, boolean.getValue() ? 1.0 : 0.0);
   if (auto integer = dyn_cast<IntegerAttr>(scalar)) {
@@ -130,44 +132,44 @@ Value jit::constant(ImplicitLocOpBuilder &b, Type type, Attribute scalar) {
   return constant(b, type, cast<FloatAttr>(scalar).getValueAsDouble());
 }
 
-Value jit::add(ImplicitLocOpBuilder &b, Value x, Value y) {
+Value lowering::add(ImplicitLocOpBuilder &b, Value x, Value y) {
   if (isa<FloatType>(x.getType()))
     return arith::AddFOp::create(b, x, y);
   return arith::AddIOp::create(b, x, y);
 }
 
-Value jit::sub(ImplicitLocOpBuilder &b, Value x, Value y) {
+Value lowering::sub(ImplicitLocOpBuilder &b, Value x, Value y) {
   if (isa<FloatType>(x.getType()))
     return arith::SubFOp::create(b, x, y);
   return arith::SubIOp::create(b, x, y);
 }
 
-Value jit::mul(ImplicitLocOpBuilder &b, Value x, Value y) {
+Value lowering::mul(ImplicitLocOpBuilder &b, Value x, Value y) {
   if (isa<FloatType>(x.getType()))
     return arith::MulFOp::create(b, x, y);
   return arith::MulIOp::create(b, x, y);
 }
 
-Value jit::neg(ImplicitLocOpBuilder &b, Value x) {
+Value lowering::neg(ImplicitLocOpBuilder &b, Value x) {
   if (isa<FloatType>(x.getType()))
     return arith::NegFOp::create(b, x);
   return arith::SubIOp::create(b, constant(b, x.getType(), 0.0), x);
 }
 
-Value jit::maximum(ImplicitLocOpBuilder &b, Value x, Value y) {
+Value lowering::maximum(ImplicitLocOpBuilder &b, Value x, Value y) {
   // maximumf propagates NaN, like torch's max/relu/amax.
   if (isa<FloatType>(x.getType()))
     return arith::MaximumFOp::create(b, x, y);
   return arith::MaxSIOp::create(b, x, y);
 }
 
-Value jit::sigmoid(ImplicitLocOpBuilder &b, Value x) {
+Value lowering::sigmoid(ImplicitLocOpBuilder &b, Value x) {
   Value one = constant(b, x.getType(), 1.0);
   Value e = math::ExpOp::create(b, arith::NegFOp::create(b, x));
   return arith::DivFOp::create(b, one, arith::AddFOp::create(b, one, e));
 }
 
-Value jit::pow(ImplicitLocOpBuilder &b, Value x, Value y) {
+Value lowering::pow(ImplicitLocOpBuilder &b, Value x, Value y) {
   using arith::CmpFPredicate;
   Type type = x.getType();
   auto cmp = [&](CmpFPredicate predicate, Value lhs, Value rhs) -> Value {
@@ -216,8 +218,8 @@ Value jit::pow(ImplicitLocOpBuilder &b, Value x, Value y) {
   return select(isOne, one, real);
 }
 
-Value jit::compare(ImplicitLocOpBuilder &b, Comparison kind, Value x, Value y,
-                   Type torchType) {
+Value lowering::compare(ImplicitLocOpBuilder &b, Comparison kind, Value x,
+                        Value y, Type torchType) {
   if (isa<FloatType>(x.getType())) {
     static constexpr arith::CmpFPredicate kFloat[] = {
         arith::CmpFPredicate::OEQ, arith::CmpFPredicate::UNE,

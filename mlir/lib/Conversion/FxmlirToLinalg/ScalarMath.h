@@ -10,10 +10,12 @@
 #ifndef FXMLIR_LIB_CONVERSION_FXMLIRTOLINALG_SCALARMATH_H
 #define FXMLIR_LIB_CONVERSION_FXMLIRTOLINALG_SCALARMATH_H
 
+#include "fxmlir/Support/MLIR.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
-namespace mlir::fxmlir::jit {
+namespace fxmlir::lowering {
 
 /// Whether the JIT handles tensors of this torch element type.
 bool isSupportedElementType(Type torchType);
@@ -58,6 +60,6 @@ enum class Comparison { Eq, Ne, Lt, Le, Gt, Ge };
 Value compare(ImplicitLocOpBuilder &b, Comparison kind, Value x, Value y,
               Type torchType);
 
-} // namespace mlir::fxmlir::jit
+} // namespace fxmlir::lowering
 
 #endif // FXMLIR_LIB_CONVERSION_FXMLIRTOLINALG_SCALARMATH_H

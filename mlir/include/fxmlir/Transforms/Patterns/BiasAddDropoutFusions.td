@@ -18,12 +18,12 @@ include "fxmlir/Dialect/AtenOps.td"
 include "fxmlir/Transforms/Patterns/Constraints.td"
 
 def TrainingDropout : Constraint<
-    CPred<"::mlir::fxmlir::isActiveDropout($0, $1)">,
+    CPred<"::fxmlir::isActiveDropout($0, $1)">,
     "is a training dropout (train, 0 < p < 1)">;
 // 1 / (1 - p): what a kept element is scaled by.
-def DropoutScale : NativeCodeCall<"::mlir::fxmlir::dropoutScale($_builder, $0)">;
+def DropoutScale : NativeCodeCall<"::fxmlir::dropoutScale($_builder, $0)">;
 // The bool keep mask's type: shaped like $0, on its device.
-def MaskTypeOf : NativeCodeCall<"::mlir::fxmlir::boolMaskType($0)">;
+def MaskTypeOf : NativeCodeCall<"::fxmlir::boolMaskType($0)">;
 // Masks draw from fxmlir's own stream (fxmlir-eager-random may change it).
 def OwnRandomStream : NativeCodeCall<"::mlir::BoolAttr()">;
 

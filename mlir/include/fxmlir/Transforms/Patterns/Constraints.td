@@ -10,9 +10,9 @@
 include "mlir/IR/PatternBase.td"
 
 def HasOneUse : Constraint<CPred<"$0.hasOneUse()">, "has one use">;
-def FusibleTensor : Constraint<CPred<"::mlir::fxmlir::isFusibleTensor($0)">,
+def FusibleTensor : Constraint<CPred<"::fxmlir::isFusibleTensor($0)">,
                                "f32/f16/bf16 tensor on CPU or CUDA">;
-def IsOne : Constraint<CPred<"::mlir::fxmlir::isScalar($0, 1)">, "is 1">;
+def IsOne : Constraint<CPred<"::fxmlir::isScalar($0, 1)">, "is 1">;
 def SameType : Constraint<CPred<"$0.getType() == $1.getType()">,
                           "has the same type">;
 
