@@ -61,7 +61,7 @@ def _dot_of(graph: Path) -> tuple[str, Path]:
     if graph.suffix == ".dot":
         return text, graph
     from fxmlir import _C
-    from fxmlir.dot import function_dot
+    from fxmlir.op_graph_dot import function_dot
 
     try:
         module = _C.Context().parse(text, str(graph))

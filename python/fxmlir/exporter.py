@@ -20,7 +20,7 @@ import torch.fx as fx
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils import _pytree as pytree
 
-from fxmlir import attrs, calls, schema
+from fxmlir import aten_calls, mlir_attrs, schema
 from fxmlir.importer import ImportedGraph, node_value
 
 
@@ -78,8 +78,8 @@ class _GraphBuilder:
             target = op["attributes"]["target"]["str"]
             opcode, fn = self.imported.callables[target]
             pyobjects = self.imported.pyobjects
-            args = tuple(attrs.decode(op["attributes"]["args"], operands, pyobjects))
-            kwargs = {k: attrs.decode(v, operands, pyobjects)
+            args = tuple(mlir_attrs.decode(op["attributes"]["args"], operands, pyobjects))
+            kwargs = {k: mlir_attrs.decode(v, operands, pyobjects)
                       for k, v in op["attributes"]["kwargs"]["dict"].items()}
             node = self.graph.create_node(opcode, fn, args, kwargs, name=self._name(op, fn))
             self._bind(node, op, single=not self._is_multi(op))
@@ -87,7 +87,7 @@ class _GraphBuilder:
         overload = schema.op_from_mlir_name(name)
         if overload is None:
             raise ExportFailure(f"op {name} names no torch operator")
-        args, kwargs = calls.unbind_arguments(overload, operands, op["attributes"])
+        args, kwargs = aten_calls.unbind_arguments(overload, operands, op["attributes"])
         node = self.graph.create_node("call_function", overload, args, kwargs,
                                       name=self._name(op, overload))
         single = len(overload._schema.returns) == 1 and \
@@ -141,7 +141,7 @@ class _GraphBuilder:
             return None
         if original.target == target:
             return original
-        spellings = calls.typed_candidates(original.op, original.target, original.args,
+        spellings = aten_calls.typed_candidates(original.op, original.target, original.args,
                                            original.kwargs, _is_tensor_node)
         return original if any(spelled is target for spelled, _, _ in spellings) else None
 
@@ -215,7 +215,7 @@ def _result_nodes(op: dict) -> list[tuple[str, int] | None]:
     recorded = op["attributes"].get("fxmlir.result_nodes")
     if recorded is None:
         return []
-    return [(name, index) if name else None for name, index in attrs.decode(recorded)]
+    return [(name, index) if name else None for name, index in mlir_attrs.decode(recorded)]
 
 
 def _is_tensor_node(value: Any) -> bool:

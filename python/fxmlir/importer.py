@@ -27,10 +27,10 @@ import torch
 import torch.fx as fx
 from torch.utils import _pytree as pytree
 
-from fxmlir import attrs, calls, schema
+from fxmlir import aten_calls, mlir_attrs, schema
 from fxmlir.fake_values import fake_value
+from fxmlir.mlir_types import UnsupportedValue, value_type
 from fxmlir.mutation import mutation_touching_nodes
-from fxmlir.types import UnsupportedValue, value_type
 
 # The type of a value fxmlir does not look into (see the module docstring).
 OPAQUE = "none"
@@ -133,7 +133,7 @@ class _FunctionBuilder:
         ty = self._type_of(node, value) if isinstance(value, torch.Tensor) else OPAQUE
         self._define(node, [ty])
         self.lines.append(f'    %{node.name} = "fxmlir.get_attr"() {{name = '
-                          f'{attrs.string(node.target)}}} : () -> {ty} loc("{node.name}")')
+                          f'{mlir_attrs.string(node.target)}}} : () -> {ty} loc("{node.name}")')
 
     def call(self, node: fx.Node) -> None:
         if self._is_result_projection(node):
@@ -151,7 +151,7 @@ class _FunctionBuilder:
             result_types = [self._type_of(node, v) for v in results]
         else:  # no fake value (autocast's context, an RNG-state op): opaque
             result_types = [OPAQUE] if node.users else []
-        candidates = [] if node in self.touches_mutation else calls.typed_candidates(
+        candidates = [] if node in self.touches_mutation else aten_calls.typed_candidates(
             node.op, node.target, node.args, node.kwargs, self._is_tensor_value)
         if any(self._emit_typed(node, *call, result_types) for call in candidates):
             self.result.typed_ops += 1
@@ -221,7 +221,7 @@ class _FunctionBuilder:
                     kwargs: dict, result_types: list[str]) -> bool:
         """Emits the generated op for `op`; False when it has none or the
         call's arguments are not all constants and tensor values."""
-        signature = calls.typed_signature(op)
+        signature = aten_calls.typed_signature(op)
         if signature is None or not self.is_registered_op(schema.mlir_op_name(op)):
             return False
         if any(not t.startswith("tensor<") for t in result_types):
@@ -230,10 +230,10 @@ class _FunctionBuilder:
         if not variadic and len(result_types) != len(signature.results):
             return False
         try:
-            bound = calls.bind_arguments(op, args, kwargs)
+            bound = aten_calls.bind_arguments(op, args, kwargs)
         except TypeError:
             return False
-        if not calls.fits(signature, bound, self._is_tensor_value):
+        if not aten_calls.fits(signature, bound, self._is_tensor_value):
             return False
         operands: list[str] = []
         operand_types: list[str] = []
@@ -269,10 +269,10 @@ class _FunctionBuilder:
                        for v in pytree.tree_leaves(value)):
                     return False
                 try:
-                    attributes.append(f"{arg.ods_name} = {attrs.typed(value, arg.attr.value)}")
+                    attributes.append(f"{arg.ods_name} = {mlir_attrs.typed(value, arg.attr.value)}")
                 except (UnsupportedValue, TypeError, ValueError):
                     return False
-        if calls.has_operand_segments(signature):
+        if aten_calls.has_operand_segments(signature):
             attributes.append("operandSegmentSizes = array<i32: "
                               + ", ".join(map(str, segments)) + ">")
         lhs, rhs = self._results(node, result_types)
@@ -301,14 +301,14 @@ class _FunctionBuilder:
             self.result.pyobjects.append(value)
             return len(self.result.pyobjects) - 1
 
-        args = attrs.constant(list(node.args), operand, pyobject)
-        kwargs = ", ".join(f"{attrs.string(k)} = {attrs.constant(v, operand, pyobject)}"
+        args = mlir_attrs.constant(list(node.args), operand, pyobject)
+        kwargs = ", ".join(f"{mlir_attrs.string(k)} = {mlir_attrs.constant(v, operand, pyobject)}"
                            for k, v in node.kwargs.items())
         used = [self._use(arg, node) for arg in operands]
         lhs, rhs = self._results(node, result_types)
         self.lines.append(
             f'    {lhs}"fxmlir.call"({", ".join(n for n, _ in used)}) '
-            f'{{target = {attrs.string(name)}, args = {args}, kwargs = {{{kwargs}}}}} : '
+            f'{{target = {mlir_attrs.string(name)}, args = {args}, kwargs = {{{kwargs}}}}} : '
             f'({", ".join(t for _, t in used)}) -> {rhs} loc("{node.name}")')
 
 

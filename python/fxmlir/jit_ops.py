@@ -8,7 +8,7 @@ program that calls only those loads without the compiler.
 
 from __future__ import annotations
 
-from fxmlir.libraries import load
+from fxmlir.op_libraries import load
 
 __all__ = ["LIBRARY_PATH"]
 

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from fxmlir.fused_ops import FUSED_OPS, FusedOp, activations
-from fxmlir.libraries import OpsLibraryNotFoundError, load
+from fxmlir.op_libraries import OpsLibraryNotFoundError, load
 
 __all__ = ["LIBRARY_PATH", "OpsLibraryNotFoundError"]
 

@@ -22,17 +22,17 @@ import torch.fx as fx
 
 from fxmlir import _C, explain, logs, progress
 from fxmlir.autocast import make_casts_explicit
-from fxmlir.bodies import round_trip_bodies
 from fxmlir.config import Options
-from fxmlir.dot import module_dot
 from fxmlir.dump import Dumper
 from fxmlir.exporter import export_graph
 from fxmlir.importer import import_graph
-from fxmlir.opkinds import is_fused_op
+from fxmlir.op_graph_dot import module_dot
+from fxmlir.op_kinds import is_fused_op
 from fxmlir.passes import EAGER_RANDOM, OUTLINE, Selection
 from fxmlir.report import RoundTripRecord
 from fxmlir.repro import repro_source
 from fxmlir.standalone import COMPARE_SOURCE, standalone_source
+from fxmlir.subgraph_bodies import round_trip_bodies
 
 # How the text of a region on a CUDA device spells its tensors' device.
 _CUDA_DEVICE = '#fxmlir.device<"cuda'

@@ -128,9 +128,9 @@ def test_passes_are_listed_with_descriptions():
 def test_a_value_without_a_type_costs_only_its_node(tmp_path, monkeypatch):
     # Pretend int64 tensors are unsupported: the embedding's index input has
     # no type, so it and the embedding stay opaque while the rest imports.
-    import fxmlir.types
+    import fxmlir.mlir_types
 
-    monkeypatch.delitem(fxmlir.types._DTYPE_TO_MLIR, torch.int64)
+    monkeypatch.delitem(fxmlir.mlir_types._DTYPE_TO_MLIR, torch.int64)
     torch.manual_seed(0)
     model = nn.Sequential(nn.Embedding(10, 4), nn.Linear(4, 2))
     ids = torch.randint(0, 10, (3, 5))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping, Sequence
 
-from fxmlir.opkinds import JIT_OP, OPAQUE_CALL, is_fused_op
+from fxmlir.op_kinds import JIT_OP, OPAQUE_CALL, is_fused_op
 
 _FUSED = 'style="rounded,filled", fillcolor="#ffcc80"'
 _JIT = 'style="rounded,filled", fillcolor="#ce93d8"'

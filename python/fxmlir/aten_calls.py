@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import torch
 
-from fxmlir import attrs, dynamo_calls, schema
+from fxmlir import dynamo_calls, mlir_attrs, schema
 from fxmlir.dynamo_calls import Call
 
 _LIST_KINDS = (schema.ArgKind.TENSOR_LIST, schema.ArgKind.OPTIONAL_TENSOR_LIST)
@@ -124,7 +124,7 @@ def unbind_arguments(op: torch._ops.OpOverload, operands: list[Any],
         raise TypeError(f"{op} has no typed fxmlir op")
     lists = [a for a in signature.args if a.kind in _LIST_KINDS]
     if "operandSegmentSizes" in attributes:
-        sizes = iter(attrs.decode(attributes["operandSegmentSizes"]))
+        sizes = iter(mlir_attrs.decode(attributes["operandSegmentSizes"]))
     else:
         singles = sum(1 for a in signature.args if a.is_operand) - len(lists)
         sizes = iter([len(operands) - singles] * len(lists))
@@ -137,7 +137,7 @@ def unbind_arguments(op: torch._ops.OpOverload, operands: list[Any],
         elif rule.is_operand:
             value = next(values)
         elif rule.ods_name in attributes:
-            value = attrs.decode(attributes[rule.ods_name])
+            value = mlir_attrs.decode(attributes[rule.ods_name])
             if rule.attr in (schema.AttrKind.LAYOUT, schema.AttrKind.MEMORY_FORMAT):
                 value = getattr(torch, value)
         else:

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import torch
 
-from fxmlir.types import UnsupportedValue, device_attr, dtype_to_mlir, mlir_to_dtype
+from fxmlir.mlir_types import UnsupportedValue, device_attr, dtype_to_mlir, mlir_to_dtype
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t"}
 
