@@ -12,8 +12,8 @@
 #define FXMLIR_KERNELS_CPU_DROPOUTKERNEL_H
 
 #include "../common/Elementwise.h"
-#include "../common/Philox.h"
 #include "BiasKernel.h"
+#include "RandomMask.h"
 
 #include <algorithm>
 #include <cstring>
@@ -23,30 +23,6 @@ namespace fxmlir::kernels::cpu {
 /// Elements whose keep flags are drawn (one vectorized Philox loop) or
 /// unpacked at once before they are computed; a multiple of 8.
 constexpr int64_t kDropoutChunk = 2048;
-
-/// Packed keep bytes [firstByte, firstByte + bytes) into `bits`.
-FXMLIR_INLINE void drawKeepBytes(uint8_t *bits, int64_t firstByte,
-                                 int64_t bytes, uint32_t threshold,
-                                 uint64_t seed) {
-#pragma omp simd
-  for (int64_t b = 0; b < bytes; ++b) {
-    uint64_t block = 2 * static_cast<uint64_t>(firstByte + b);
-    bits[b] = static_cast<uint8_t>(
-        keepBits(philox4x32(block, 0, seed), threshold) |
-        keepBits(philox4x32(block + 1, 0, seed), threshold) << 4);
-  }
-}
-
-/// flags[i] = keep flag (0 or 1) of element i of a packed mask, for the 8
-/// elements of each of `count` bytes: what the element loops read,
-/// contiguously, so that they vectorize (a bit extraction per element, or a
-/// bool load, defeats GCC); byte by byte, the unpacking vectorizes too.
-FXMLIR_INLINE void unpackKeep(const uint8_t *__restrict bytes, int64_t count,
-                              uint8_t *__restrict flags) {
-  for (int64_t b = 0; b < count; ++b)
-    for (int j = 0; j < 8; ++j)
-      flags[8 * b + j] = packedKeep(bytes[b], j);
-}
 
 /// Elements [begin, end) (begin a multiple of 8) of a dropout whose element
 /// op is op(x + bias, keep, residual[i]...); `mask` is uint8_t[] (Packed) or
@@ -61,8 +37,7 @@ biasDropoutKernel(Op op, const T *x, const T *bias, T *out, void *mask,
   for (int64_t chunk = begin; chunk < end; chunk += kDropoutChunk) {
     int64_t chunkEnd = std::min(chunk + kDropoutChunk, end);
     int64_t bytes = (chunkEnd - chunk + 7) / 8;
-    drawKeepBytes(bits, chunk / 8, bytes, threshold, seed);
-    unpackKeep(bits, bytes, flags);
+    drawKeepBytes(bits, flags, chunk / 8, bytes, threshold, seed);
     if constexpr (Packed)
       std::memcpy(static_cast<uint8_t *>(mask) + chunk / 8, bits, bytes);
     else // bools are bytes of 0 or 1

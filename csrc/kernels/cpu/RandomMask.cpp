@@ -1,6 +1,7 @@
-//===- RandomMask.cpp - Torch-free CPU kernel of random_mask_like ---------===//
+//===- RandomMask.cpp - Torch-free CPU draws of dropout masks -------------===//
 
 #include "RandomMask.h"
+#include "../common/Elementwise.h"
 #include "../common/Philox.h"
 #include "TargetClones.h"
 
@@ -32,6 +33,27 @@ FXMLIR_CPU_KERNEL void randomMask(bool *mask, double p, uint64_t seed,
   }
   if (lastFull * 4 < end)
     fillPart(lastFull, lastFull * 4, end);
+}
+
+FXMLIR_CPU_KERNEL void unpackKeep(const uint8_t *__restrict bytes,
+                                  int64_t count, uint8_t *__restrict flags) {
+  // Byte by byte, the unpacking vectorizes too.
+  for (int64_t b = 0; b < count; ++b)
+    for (int j = 0; j < 8; ++j)
+      flags[8 * b + j] = packedKeep(bytes[b], j);
+}
+
+FXMLIR_CPU_KERNEL void drawKeepBytes(uint8_t *bits, uint8_t *flags,
+                                     int64_t firstByte, int64_t bytes,
+                                     uint32_t threshold, uint64_t seed) {
+#pragma omp simd
+  for (int64_t b = 0; b < bytes; ++b) {
+    uint64_t block = 2 * static_cast<uint64_t>(firstByte + b);
+    bits[b] = static_cast<uint8_t>(
+        keepBits(philox4x32(block, 0, seed), threshold) |
+        keepBits(philox4x32(block + 1, 0, seed), threshold) << 4);
+  }
+  unpackKeep(bits, bytes, flags);
 }
 
 } // namespace fxmlir::kernels::cpu
