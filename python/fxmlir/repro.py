@@ -1,7 +1,7 @@
-"""Reproducing a fallback: a failed round trip's folder holds repro.py, the
-graph as a script that rebuilds it and runs that round trip again with the
-run's settings, in a fresh process (`python repro.py` or `fxmlir repro
-FOLDER`). It raises where fxmlir failed, or says the failure did not
+"""Reproducing a fallback: a failed round trip's folder holds repro.py (written
+by fxmlir.repro_script), which calls `rerun` here: `python repro.py` or
+`fxmlir repro FOLDER` runs that round trip again with the run's settings, in
+a fresh process. It raises where fxmlir failed, or says the failure did not
 reproduce (one that depends on the run: a full disk, an injected fault).
 
 The graph is rebuilt by tracing the script's module symbolically and
@@ -15,29 +15,11 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 from torch.utils import _pytree as pytree
 
 from fxmlir.config import Options
-from fxmlir.standalone import standalone_source
-
-
-def repro_source(gm: fx.GraphModule, graph: str, stage: str, reason: str,
-                 options: Options) -> str:
-    """repro.py for graph `graph` (e.g. graph_0_0_0/forward), whose `stage`
-    round trip failed for `reason` under `options`."""
-    settings: dict[str, Any] = {"passes": options.passes.spelled(),
-                                "eager_random": options.eager_random}
-    if options.codegen is not None:
-        settings["codegen"] = options.codegen
-    first_line = reason.splitlines()[0].replace('"""', "'''") if reason else ""
-    doc = [f"fxmlir kept it as it was: {first_line}", "",
-           "`python repro.py` (or `fxmlir repro <this folder>`) rebuilds the graph and runs",
-           "that round trip again with the run's settings: it raises where fxmlir failed,",
-           "or says the failure did not reproduce."]
-    main = ["    import sys", "", "    from fxmlir.repro import rerun", "",
-            "    torch.manual_seed(0)",
-            f"    sys.exit(rerun(Graph(), example_inputs(), {stage!r}, {settings!r}))"]
-    return f"# {first_line}\n" + standalone_source(gm, graph, "before", doc=doc, main=main)
+from fxmlir.roundtrip import round_trip
 
 
 def rerun(module: torch.nn.Module, inputs: list[Any], stage: str,
@@ -45,10 +27,6 @@ def rerun(module: torch.nn.Module, inputs: list[Any], stage: str,
     """Runs the `stage` round trip of `module`'s graph (raising as the run
     failed); if it passes, prints how far its result is from the graph's and
     returns 0."""
-    from torch.fx.passes.fake_tensor_prop import FakeTensorProp
-
-    from fxmlir.roundtrip import round_trip
-
     gm = fx.symbolic_trace(module)
     FakeTensorProp(gm).propagate(*inputs)  # the values' types, as the graph recorded them
     exported = round_trip(gm, "repro", stage, Options.from_env().updated(settings))

@@ -30,7 +30,7 @@ from fxmlir.op_graph_dot import module_dot
 from fxmlir.op_kinds import is_fused_op
 from fxmlir.passes import EAGER_RANDOM, OUTLINE, Selection
 from fxmlir.report import RoundTripRecord
-from fxmlir.repro import repro_source
+from fxmlir.repro_script import repro_source
 from fxmlir.standalone import COMPARE_SOURCE, standalone_source
 from fxmlir.subgraph_bodies import round_trip_bodies
 
