@@ -182,8 +182,8 @@ LogicalResult TOp::verify() {
 LogicalResult TransposeIntOp::verify() {
   SmallVector<int64_t> shape(shapeOf(getSelf()));
   int64_t rank = std::max<int64_t>(shape.size(), 1);
-  std::optional<int64_t> dim0 = fxmlir::normalizeDim(getDim0(), rank);
-  std::optional<int64_t> dim1 = fxmlir::normalizeDim(getDim1(), rank);
+  std::optional<int64_t> dim0 = normalizeDim(getDim0(), rank);
+  std::optional<int64_t> dim1 = normalizeDim(getDim1(), rank);
   if (!dim0 || !dim1)
     return emitOpError("dims ") << getDim0() << " and " << getDim1()
                                 << " are out of range for rank " << rank;
@@ -201,7 +201,7 @@ LogicalResult PermuteOp::verify() {
   SmallVector<bool> seen(rank, false);
   SmallVector<int64_t> shape;
   for (int64_t dim : getDims()) {
-    std::optional<int64_t> d = fxmlir::normalizeDim(dim, rank);
+    std::optional<int64_t> d = normalizeDim(dim, rank);
     if (!d || seen[*d])
       return emitOpError("dims is not a permutation of the tensor's dims");
     seen[*d] = true;
@@ -236,7 +236,7 @@ LogicalResult ExpandOp::verify() {
 LogicalResult UnsqueezeOp::verify() {
   SmallVector<int64_t> shape(shapeOf(getSelf()));
   std::optional<int64_t> dim =
-      fxmlir::normalizeDim(getDim(), shape.size() + 1);
+      normalizeDim(getDim(), shape.size() + 1);
   if (!dim)
     return emitOpError("dim ")
            << getDim() << " is out of range for rank " << shape.size() + 1;

@@ -70,7 +70,7 @@ LogicalResult fxmlir::verifyBiasOp(Operation *op, Value x, Value bias,
   auto biasType = cast<RankedTensorType>(bias.getType());
   if (biasType.getRank() != 1)
     return op->emitOpError("needs a 1-D bias, got rank ") << biasType.getRank();
-  std::optional<int64_t> dim = fxmlir::normalizeDim(axis, xType.getRank());
+  std::optional<int64_t> dim = normalizeDim(axis, xType.getRank());
   if (!dim)
     return op->emitOpError("axis ") << axis << " is out of range for an input "
                                     << "of rank " << xType.getRank();

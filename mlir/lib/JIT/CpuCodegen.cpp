@@ -119,7 +119,7 @@ std::string jit::compileToObject(mlir::ModuleOp module,
   {
     DiagnosticCollector diagnostics(ctx);
     mlir::PassManager pm(ctx);
-    fxmlir::buildJitCpuPipeline(pm);
+    buildJitCpuPipeline(pm);
     if (mlir::failed(pm.run(module)))
       diagnostics.fail("cannot lower @" + function.str() + " for the CPU");
   }

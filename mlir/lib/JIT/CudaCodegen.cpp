@@ -20,11 +20,11 @@ CudaProgram jit::compileToPtx(mlir::ModuleOp module, llvm::StringRef function,
                               const std::string &chip,
                               const std::string &features) {
   mlir::MLIRContext *ctx = module.getContext();
-  fxmlir::initializeJitTargets();
+  initializeJitTargets();
   {
     DiagnosticCollector diagnostics(ctx);
     mlir::PassManager pm(ctx);
-    fxmlir::buildJitCudaPtxPipeline(pm, {chip, features});
+    buildJitCudaPtxPipeline(pm, {chip, features});
     if (mlir::failed(pm.run(module)))
       diagnostics.fail("cannot lower @" + function.str() + " for CUDA " + chip);
   }
@@ -73,13 +73,13 @@ std::string jit::compileCudaHost(mlir::ModuleOp module,
                                  const std::string &features,
                                  llvm::TargetMachine &machine) {
   mlir::MLIRContext *ctx = module.getContext();
-  fxmlir::initializeJitTargets();
+  initializeJitTargets();
   auto func = module.lookupSymbol<mlir::func::FuncOp>(function);
   func->setAttr("llvm.emit_c_interface", mlir::UnitAttr::get(ctx));
   {
     DiagnosticCollector diagnostics(ctx);
     mlir::PassManager pm(ctx);
-    fxmlir::buildJitCudaHostPipeline(pm, {chip, features});
+    buildJitCudaHostPipeline(pm, {chip, features});
     if (mlir::failed(pm.run(module)))
       diagnostics.fail("cannot lower @" + function.str() + " for CUDA " + chip);
   }

@@ -505,7 +505,7 @@ Jit::Impl::Impl(const JitOptions &options)
     : disk(options.cacheDir ? *options.cacheDir : defaultCacheDir()),
       machineBuilder(unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(),
                             "cannot target the host CPU")) {
-  fxmlir::initializeJitTargets();
+  initializeJitTargets();
   registerAllPasses();
   machineBuilder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   auto machine = unwrap(machineBuilder.createTargetMachine(),

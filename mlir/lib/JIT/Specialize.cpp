@@ -26,10 +26,6 @@
 using namespace mlir;
 using namespace fxmlir;
 using namespace fxmlir::jit;
-using fxmlir::getJitOpKind;
-using fxmlir::JitOpKind;
-using fxmlir::NoneOp;
-using fxmlir::RowUse;
 
 Type jit::elementType(MLIRContext &context, DType dtype) {
   Builder b(&context);
@@ -149,7 +145,7 @@ static int64_t rankOf(Value value) {
 /// Whether `result` is a sum over the rows that only the function returns:
 /// each slice of rows can return its part for the caller to add up.
 static bool isReturnedSum(OpResult result) {
-  return fxmlir::getRowUse(result) == RowUse::Sums &&
+  return getRowUse(result) == RowUse::Sums &&
          llvm::all_of(result.getUsers(), [](Operation *user) {
            return isa<func::ReturnOp>(user);
          });
@@ -186,7 +182,7 @@ static RowAnalysis analyzeRows(func::FuncOp func) {
     for (OpResult result : op.getResults()) {
       if (result.use_empty())
         continue;
-      if (fxmlir::getRowUse(result) != RowUse::Keeps) {
+      if (getRowUse(result) != RowUse::Keeps) {
         if (isReturnedSum(result))
           summed.insert(result);
         else
@@ -227,7 +223,7 @@ static std::vector<ResultSpec> inferResults(ModuleOp module,
 
   OwningOpRef<ModuleOp> copy = module.clone();
   PassManager lower(ctx);
-  lower.addPass(fxmlir::createConvertFxmlirToLinalg());
+  lower.addPass(createConvertFxmlirToLinalg());
   lower.addPass(createCanonicalizerPass());
   if (failed(lower.run(*copy)))
     diagnostics.fail("cannot lower " + name + " to linalg");

@@ -14,16 +14,16 @@
 
 void fxmlir::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<fxmlir::FxmlirDialect, mlir::func::FuncDialect>();
-  fxmlir::registerJitDialects(registry);
+  registerJitDialects(registry);
 }
 
 void fxmlir::registerAllPasses() {
   static std::once_flag once;
   std::call_once(once, [] {
     mlir::registerTransformsPasses();
-    fxmlir::registerFxmlirPasses();
-    fxmlir::registerFxmlirConversionPasses();
-    fxmlir::registerJitPipelines();
+    registerFxmlirPasses();
+    registerFxmlirConversionPasses();
+    registerJitPipelines();
     registerPipelines();
   });
 }

@@ -109,7 +109,7 @@ struct SinkBiasAddBelowView : OpRewritePattern<ViewOp> {
     auto inputType = cast<RankedTensorType>(biasAdd.getType());
     auto viewType = cast<RankedTensorType>(op.getType());
     int64_t rank = inputType.getRank();
-    if (fxmlir::normalizeDim(biasAdd.getAxis(), rank) != rank - 1 ||
+    if (normalizeDim(biasAdd.getAxis(), rank) != rank - 1 ||
         viewType.getRank() < 1 ||
         ShapedType::isDynamic(inputType.getShape().back()) ||
         viewType.getShape().back() != inputType.getShape().back())

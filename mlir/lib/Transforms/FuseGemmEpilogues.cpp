@@ -99,7 +99,7 @@ struct FuseLinearGeluPattern : OpRewritePattern<GeluOp> {
     if (!isSingleUse(sum))
       return rewriter.notifyMatchFailure(gelu, "no single-use bias_add");
     int64_t rank = sum.getType().getRank();
-    if (fxmlir::normalizeDim(sum.getAxis(), rank) != rank - 1)
+    if (normalizeDim(sum.getAxis(), rank) != rank - 1)
       return rewriter.notifyMatchFailure(gelu, "bias is not on the last dim");
     std::optional<LinearProduct> product =
         matchProduct(sum.getX(), rewriter, gelu.getLoc());
@@ -177,7 +177,7 @@ struct FuseLinearWeightBiasGradPattern : OpRewritePattern<SumDimIntListOp> {
     auto gradType = cast<RankedTensorType>(grad.getType());
     std::optional<ArrayRef<int64_t>> dims = sum.getDim();
     if (gradType.getRank() != 2 || !dims || dims->size() != 1 ||
-        fxmlir::normalizeDim((*dims)[0], 2) != 0 || sum.getDtypeAttr())
+        normalizeDim((*dims)[0], 2) != 0 || sum.getDtypeAttr())
       return rewriter.notifyMatchFailure(sum, "no column sum of a matrix");
     MmOp weightGrad;
     for (Operation *user : grad.getUsers())

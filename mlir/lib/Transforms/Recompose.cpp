@@ -23,7 +23,7 @@ namespace {
 
 static bool isLastAxis(BiasAddOp op) {
   int64_t rank = op.getType().getRank();
-  return fxmlir::normalizeDim(op.getAxis(), rank) == rank - 1;
+  return normalizeDim(op.getAxis(), rank) == rank - 1;
 }
 
 /// Whether the bias, added along the last dim after `view`, is also a bias

@@ -66,7 +66,7 @@ lowering::normalizeDims(std::optional<ArrayRef<int64_t>> dims, int64_t rank) {
     return llvm::to_vector(llvm::seq<int64_t>(0, rank));
   SmallVector<int64_t> normalized;
   for (int64_t dim : *dims) {
-    std::optional<int64_t> normalizedDim = fxmlir::normalizeDim(dim, rank);
+    std::optional<int64_t> normalizedDim = normalizeDim(dim, rank);
     if (!normalizedDim)
       return std::nullopt;
     normalized.push_back(*normalizedDim);

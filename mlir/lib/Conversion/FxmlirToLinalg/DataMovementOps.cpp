@@ -33,7 +33,7 @@ static RankedTensorType tensorType(Value value) {
 
 /// `dim` normalized for a tensor of `rank`, unless it is dim 0 or invalid.
 static std::optional<int64_t> innerDim(int64_t dim, int64_t rank) {
-  std::optional<int64_t> normalized = fxmlir::normalizeDim(dim, rank);
+  std::optional<int64_t> normalized = normalizeDim(dim, rank);
   if (!normalized || *normalized == 0)
     return std::nullopt;
   return normalized;
@@ -116,7 +116,7 @@ static Value readClamped(ImplicitLocOpBuilder &b, Value source,
 
 static std::optional<SliceBounds> boundsOf(SliceTensorOp slice) {
   RankedTensorType type = tensorType(slice.getSelf());
-  std::optional<int64_t> d = fxmlir::normalizeDim(slice.getDim(),
+  std::optional<int64_t> d = normalizeDim(slice.getDim(),
                                                     type.getRank());
   if (!d)
     return std::nullopt;
@@ -173,7 +173,7 @@ static std::optional<SliceBounds> sliceBackwardBounds(Operation *op) {
     ints.push_back(integer.getInt());
   }
   RankedTensorType result = tensorType(op->getResult(0));
-  std::optional<int64_t> d = fxmlir::normalizeDim(ints[0], result.getRank());
+  std::optional<int64_t> d = normalizeDim(ints[0], result.getRank());
   if (!d)
     return std::nullopt;
   return sliceBounds(*d, result.getRank(), result.getDimSize(*d), ints[1],
@@ -308,8 +308,8 @@ static std::optional<SmallVector<int64_t>> permutationOf(Operation *op) {
   int64_t rank = tensorType(op->getOperand(0)).getRank();
   SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
   if (auto transpose = dyn_cast<TransposeIntOp>(op)) {
-    std::optional<int64_t> a = fxmlir::normalizeDim(transpose.getDim0(), rank);
-    std::optional<int64_t> c = fxmlir::normalizeDim(transpose.getDim1(), rank);
+    std::optional<int64_t> a = normalizeDim(transpose.getDim0(), rank);
+    std::optional<int64_t> c = normalizeDim(transpose.getDim1(), rank);
     if (!a || !c)
       return std::nullopt;
     std::swap(perm[*a], perm[*c]);
@@ -318,7 +318,7 @@ static std::optional<SmallVector<int64_t>> permutationOf(Operation *op) {
     if (static_cast<int64_t>(dims.size()) != rank)
       return std::nullopt;
     for (auto [i, dim] : llvm::enumerate(dims)) {
-      std::optional<int64_t> d = fxmlir::normalizeDim(dim, rank);
+      std::optional<int64_t> d = normalizeDim(dim, rank);
       if (!d)
         return std::nullopt;
       perm[i] = *d;
