@@ -32,7 +32,7 @@ fi
 
 python3 -m pip install -q "${PIP_PACKAGES[@]}"
 # The build runs in build/ (kept between runs), so a rebuild is incremental;
-# from scratch it takes about 10 minutes on 2 cores.
+# from scratch it takes about 4 minutes on 2 cores.
 echo "setup: building and installing fxmlir"
 python3 -m pip install -q --no-build-isolation --no-deps .
 echo "setup: fxmlir installed ($(python3 -c 'import fxmlir, os; print(os.path.dirname(fxmlir.__file__))'))"
