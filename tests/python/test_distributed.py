@@ -21,6 +21,8 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 from torch.distributed.fsdp import fully_shard
 
+from gloo_exit import destroy_and_exit
+
 WORLD = 2
 STEPS = 3
 
@@ -83,7 +85,7 @@ def worker(rank: int, kind: str, folder: str) -> None:
     state = {name: value.full_tensor() if hasattr(value, "full_tensor") else value
              for name, value in model.state_dict().items()}
     torch.save(state, f"{folder}/rank{rank}.pt")
-    dist.destroy_process_group()
+    destroy_and_exit()  # see gloo_exit.py
 
 
 # Sites fused before autodiff: sharding each Linear breaks the graph at its
