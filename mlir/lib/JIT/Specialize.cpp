@@ -142,10 +142,11 @@ static int64_t rankOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getRank();
 }
 
-/// Whether `result` is a sum over the rows that only the function returns:
-/// each slice of rows can return its part for the caller to add up.
-static bool isReturnedSum(OpResult result) {
-  return getRowUse(result) == RowUse::Sums &&
+/// Whether `result` (of row use `use`) is a sum over the rows that only the
+/// function returns: each slice of rows can return its part for the caller
+/// to add up.
+static bool isReturnedSum(OpResult result, RowUse use) {
+  return use == RowUse::Sums &&
          llvm::all_of(result.getUsers(), [](Operation *user) {
            return isa<func::ReturnOp>(user);
          });
@@ -182,8 +183,10 @@ static RowAnalysis analyzeRows(func::FuncOp func) {
     for (OpResult result : op.getResults()) {
       if (result.use_empty())
         continue;
-      if (getRowUse(result) != RowUse::Keeps) {
-        if (isReturnedSum(result))
+      // Ops outside a region's lowerings have no kind and keep the rows.
+      RowUse use = kind ? getRowUse(result, *kind) : RowUse::Keeps;
+      if (use != RowUse::Keeps) {
+        if (isReturnedSum(result, use))
           summed.insert(result);
         else
           analysis.splittable = false;

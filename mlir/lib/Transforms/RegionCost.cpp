@@ -55,8 +55,8 @@ static double penaltyOf(Operation *op, JitOpKind kind) {
     // Sums over the rows split as row reductions do (each slice sums its
     // rows); the runtime adds the slices' sums up.
     return llvm::all_of(op->getResults(),
-                        [](OpResult result) {
-                          return getRowUse(result) != RowUse::Reduces;
+                        [&](OpResult result) {
+                          return getRowUse(result, kind) != RowUse::Reduces;
                         })
                ? kRowReductionPenalty
                : kDim0ReductionPenalty;

@@ -46,7 +46,8 @@ enum class RowUse {
   Reduces,
 };
 
-RowUse getRowUse(OpResult result);
+/// The row use of `result`, whose op's getJitOpKind is `kind`.
+RowUse getRowUse(OpResult result, JitOpKind kind);
 
 } // namespace fxmlir
 

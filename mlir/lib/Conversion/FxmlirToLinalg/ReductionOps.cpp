@@ -584,9 +584,9 @@ static SmallVector<Value> lowerLayerNormBackward(ImplicitLocOpBuilder &b,
   return results;
 }
 
-RowUse fxmlir::getRowUse(OpResult result) {
+RowUse fxmlir::getRowUse(OpResult result, JitOpKind kind) {
   Operation *op = result.getOwner();
-  if (getJitOpKind(op) != JitOpKind::ReductionOverDim0)
+  if (kind != JitOpKind::ReductionOverDim0)
     return RowUse::Keeps;
   // The input gradient keeps the rows; the weight and bias gradients sum.
   bool layerNorm = isa<NativeLayerNormBackwardOp>(op);
