@@ -43,21 +43,24 @@ def layer_of(obj: pathlib.Path, root: pathlib.Path) -> str:
     return top
 
 
-def symbols(obj: pathlib.Path) -> tuple[set[str], set[str]]:
-    """(strong definitions, undefined references) of one object."""
-    out = subprocess.run(["nm", "-P", str(obj)], capture_output=True, text=True,
-                         check=True).stdout
-    defined, undefined = set(), set()
+def symbols(objects: list[pathlib.Path]) -> dict[pathlib.Path, tuple[set[str], set[str]]]:
+    """(strong definitions, undefined references) of each object, from one
+    run of nm."""
+    out = subprocess.run(["nm", "-P", "-A", *map(str, objects)], capture_output=True,
+                         text=True, check=True).stdout
+    table = {obj: (set(), set()) for obj in objects}
     for line in out.splitlines():
-        fields = line.split()
+        path, _, rest = line.partition(": ")
+        fields = rest.split()
         if len(fields) < 2:
             continue
+        defined, undefined = table[pathlib.Path(path)]
         name, kind = fields[0], fields[1]
         if kind == "U":
             undefined.add(name)
         elif kind in _STRONG:
             defined.add(name)
-    return defined, undefined
+    return table
 
 
 def demangle(names: list[str]) -> list[str]:
@@ -66,36 +69,28 @@ def demangle(names: list[str]) -> list[str]:
     return out.splitlines()
 
 
-def upward_calls(root: pathlib.Path) -> list[tuple[str, str, str]]:
+def upward_calls(root: pathlib.Path,
+                 objects: list[pathlib.Path]) -> list[tuple[pathlib.Path, str, pathlib.Path]]:
     """(caller object, mangled symbol, callee object) of every call from a
     layer to one above it."""
-    objects = sorted(root.rglob("*.o"))
-    if not objects:
-        raise SystemExit(f"check_layers: no object files under {root}")
     layers = {obj: layer_of(obj, root) for obj in objects}
-    definer: dict[str, pathlib.Path] = {}
-    uses: dict[pathlib.Path, set[str]] = {}
-    for obj in objects:
-        defined, undefined = symbols(obj)
-        for name in defined:
-            definer[name] = obj
-        uses[obj] = undefined
+    table = symbols(objects)
+    definer = {name: obj for obj, (defined, _) in table.items() for name in defined}
     rank = {layer: i for i, layer in enumerate(LAYERS)}
-    found = []
-    for obj, names in uses.items():
-        for name in sorted(names):
-            callee = definer.get(name)
-            if callee is not None and rank[layers[callee]] < rank[layers[obj]]:
-                found.append((obj, name, callee))
-    return found
+    return [(obj, name, definer[name])
+            for obj, (_, undefined) in table.items() for name in sorted(undefined)
+            if name in definer and rank[layers[definer[name]]] < rank[layers[obj]]]
 
 
 def main() -> int:
     if len(sys.argv) != 2:
-        print(__doc__.strip().splitlines()[-3].strip(), file=sys.stderr)
+        print("usage: python3 tools/check_layers.py OBJECT_DIR", file=sys.stderr)
         return 2
     root = pathlib.Path(sys.argv[1])
-    found = upward_calls(root)
+    objects = sorted(root.rglob("*.o"))
+    if not objects:
+        raise SystemExit(f"check_layers: no object files under {root}")
+    found = upward_calls(root, objects)
     readable = demangle([name for _, name, _ in found]) if found else []
     for (caller, _, callee), name in zip(found, readable):
         print(f"{caller.relative_to(root)} ({layer_of(caller, root)}) calls {name}, "
@@ -104,8 +99,7 @@ def main() -> int:
         print(f"check_layers: {len(found)} call(s) upward; layers, top first: "
               f"{' > '.join(LAYERS)}")
         return 1
-    print(f"check_layers: {sum(1 for _ in root.rglob('*.o'))} objects, every call "
-          f"downward: {' > '.join(LAYERS)}")
+    print(f"check_layers: {len(objects)} objects, every call downward: {' > '.join(LAYERS)}")
     return 0
 
 
