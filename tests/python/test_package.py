@@ -3,6 +3,7 @@ names its license and authors and its commands, and every binary it ships
 finds its libraries relative to itself."""
 
 import importlib.metadata
+import re
 import shutil
 import subprocess
 import sys
@@ -71,6 +72,19 @@ def test_binaries_have_only_origin_relative_runpaths():
     jit_ops = dynamic_section(PACKAGE / "libfxmlir_jit_ops.so")
     assert "Library runpath: [$ORIGIN:$ORIGIN/../torch/lib]" in jit_ops
     assert "Shared library: [libFxmlirCore.so]" in jit_ops
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="binutils' objdump is not installed")
+def test_cpu_kernels_inline_their_element_functions():
+    # A CPU kernel that calls its element lambda runs one call per element
+    # and does not vectorize (exact GELU's gradient: 10x slower). Every
+    # target clone must inline it (FXMLIR_INLINE_LAMBDA, TargetClones.h).
+    disassembly = subprocess.run(["objdump", "-d", str(PACKAGE / "libfxmlir_ops.so")],
+                                 capture_output=True, text=True, check=True).stdout
+    # Lambdas local to a function of fxmlir::kernels::cpu, called.
+    calls = set(re.findall(r"\bcall\s+\w+ <(_ZZN6fxmlir7kernels3cpu\w*_clE\w*)", disassembly))
+    assert not calls, sorted(calls)[:3]
+    assert "biasKernel" in disassembly  # the kernels are there, symbols and all
 
 
 def test_version_command_and_type_hints_marker():

@@ -52,7 +52,8 @@ template <typename T, typename Op, typename... Others>
 FXMLIR_CPU_KERNEL void biasKernel(Op op, const T *x, const T *bias, T *out,
                                   BiasBroadcast shape, int64_t begin,
                                   int64_t end, const Others *...others) {
-  forEachBiasRun(bias, shape, begin, end, [=](int64_t i, AccType<T> b) {
+  forEachBiasRun(bias, shape, begin, end,
+                 [=](int64_t i, AccType<T> b) FXMLIR_INLINE_LAMBDA {
     out[i] = fromAcc<T>(op(toAcc(x[i]) + b, toAcc(others[i])...));
   });
 }
@@ -63,7 +64,8 @@ template <typename T, typename Op>
 FXMLIR_CPU_KERNEL void biasKernelKeepSum(Op op, const T *x, const T *bias,
                                          T *sum, T *out, BiasBroadcast shape,
                                          int64_t begin, int64_t end) {
-  forEachBiasRun(bias, shape, begin, end, [=](int64_t i, AccType<T> b) {
+  forEachBiasRun(bias, shape, begin, end,
+                 [=](int64_t i, AccType<T> b) FXMLIR_INLINE_LAMBDA {
     T rounded = fromAcc<T>(toAcc(x[i]) + b);
     sum[i] = rounded;
     out[i] = fromAcc<T>(op(toAcc(rounded)));

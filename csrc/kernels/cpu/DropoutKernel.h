@@ -43,7 +43,8 @@ biasDropoutKernel(Op op, const T *x, const T *bias, T *out, void *mask,
     else // bools are bytes of 0 or 1
       std::memcpy(static_cast<bool *>(mask) + chunk, flags, chunkEnd - chunk);
     const uint8_t *keep = flags;
-    forEachBiasRun(bias, shape, chunk, chunkEnd, [=](int64_t i, AccType<T> b) {
+    forEachBiasRun(bias, shape, chunk, chunkEnd,
+                   [=](int64_t i, AccType<T> b) FXMLIR_INLINE_LAMBDA {
       out[i] = fromAcc<T>(
           op(toAcc(x[i]) + b, keep[i - chunk] != 0, toAcc(residual[i])...));
     });
