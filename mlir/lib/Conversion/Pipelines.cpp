@@ -53,6 +53,15 @@ static void addBufferization(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createStridedCopiesToLinalg());
 }
 
+/// Views to plain pointer arithmetic, then affine maps to arith: the
+/// expansion computes a subview's strides and offset with affine.apply, which
+/// only the lowering after it turns into code (with dynamic dims, e.g. a
+/// slice of a [?, 16] tensor, a stride is `s0 * 16`).
+static void addStridedMetadataExpansion(OpPassManager &pm) {
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+}
+
 /// The last conversions of host code to the LLVM dialect, once memrefs,
 /// math and GPU ops are lowered: arithmetic, control flow, functions.
 static void addScalarCodeToLLVM(OpPassManager &pm) {
@@ -69,10 +78,9 @@ void fxmlir::buildJitCpuPipeline(OpPassManager &pm) {
   addBufferization(pm);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createApproximateMath());
-  pm.addPass(createLowerAffinePass());
+  addStridedMetadataExpansion(pm);
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createExpandBF16Conversions());
-  pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   // What LLVM has no intrinsic for (f64 tanh, erf) calls libm.
@@ -131,9 +139,8 @@ void fxmlir::buildJitCudaPtxPipeline(OpPassManager &pm,
 void fxmlir::buildJitCudaHostPipeline(OpPassManager &pm,
                                       const JitCudaOptions &options) {
   buildJitCudaPtxPipeline(pm, options);
-  pm.addPass(createLowerAffinePass());
+  addStridedMetadataExpansion(pm);
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
   // Launches, allocations and copies become calls of the mgpu* runtime; the
   // PTX becomes a global that a constructor loads (mgpuModuleLoadJIT).
   pm.addPass(createGpuToLLVMConversionPass());

@@ -78,10 +78,12 @@ std::string jit::emitObject(mlir::ModuleOp module, llvm::StringRef function,
                             llvm::TargetMachine &machine,
                             llvm::function_ref<void(llvm::Module &)> prepare) {
   llvm::LLVMContext llvmContext;
+  // The translation's diagnostics travel in the Error, not to stderr.
+  DiagnosticCollector diagnostics(module.getContext());
   std::unique_ptr<llvm::Module> llvmModule =
       mlir::translateModuleToLLVMIR(module, llvmContext, function);
   if (!llvmModule)
-    throw Error("cannot translate @" + function.str() + " to LLVM IR");
+    diagnostics.fail("cannot translate @" + function.str() + " to LLVM IR");
   llvmModule->setDataLayout(machine.createDataLayout());
   llvmModule->setTargetTriple(machine.getTargetTriple());
   addEntry(*llvmModule, function);
