@@ -159,7 +159,10 @@ PYBIND11_MODULE(_C, m) {
           "closest and the check it failed.")
       .def("to_json", &fxmlir::Module::toJson)
       .def("op_counts", &fxmlir::Module::opCounts)
-      .def("clone", &fxmlir::Module::clone);
+      .def("clone", &fxmlir::Module::clone)
+      .def("inline_jit_region", &fxmlir::Module::inlineJitRegion,
+           py::arg("name"),
+           "Puts the JIT region's ops back in place of its calls.");
 
   py::class_<fxmlir::Context>(m, "Context")
       .def(py::init<>())

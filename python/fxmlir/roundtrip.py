@@ -14,7 +14,6 @@ import tempfile
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
 
@@ -109,7 +108,7 @@ def _round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
         for run in module.run_pipeline(pipeline, snapshots=dumper.enabled):
             times[run.pass_name] = times.get(run.pass_name, 0.0) + run.milliseconds
             dumper.module(run.pass_name, run.module_after)
-    regions = _compile_regions(module, times, f"{graph_id}/{label}")
+    regions = _compile_regions(module, times, f"{graph_id}/{label}", options.strict)
     start = time.perf_counter()
     module_json = json.loads(module.to_json())
     exported = export_graph(module_json, imported, gm, regions)
@@ -159,15 +158,13 @@ def _region_device_types(options: Options) -> tuple[str, ...]:
     return ("cpu", "cuda") if options.codegen is True else ()
 
 
-class JitCompileFailure(RuntimeError):
-    """A JIT region did not compile: the round trip is redone without them."""
-
-
-def _compile_regions(module: _C.Module, times: dict[str, float], graph: str) -> dict[str, str]:
+def _compile_regions(module: _C.Module, times: dict[str, float], graph: str,
+                     strict: bool) -> dict[str, str]:
     """Compiles each JIT region of `module` now, as mlir_jit would at its
-    first call (which then finds the code cached), so that a region that
-    does not compile costs only the JIT, not the graph. Returns the regions'
-    text by name."""
+    first call (which then finds the code cached). A region that does not
+    compile is put back in the graph, its ops left to eager, with a warning
+    naming it and why: it costs only itself, not the graph's other regions.
+    Returns the text of the regions kept, by name."""
     if "fxmlir.mlir_jit" not in module.op_counts():
         return {}
     from fxmlir import jit  # loads the op library; only needed with regions
@@ -175,23 +172,27 @@ def _compile_regions(module: _C.Module, times: dict[str, float], graph: str) -> 
     start = time.perf_counter()
     regions = jit.region_functions(module)
     with progress.timed(f"{graph}: compiling {len(regions)} JIT regions"):
-        _compile_each(regions)
+        failures = _compile_each(regions)
     times["jit"] = (time.perf_counter() - start) * 1e3
+    for name, reason in failures.items():
+        module.inline_jit_region(name)
+        del regions[name]
+        fall_back(f"fxmlir: {graph}: JIT region @{name} left to eager: {reason}", strict,
+                  stacklevel=3)
     return regions
 
 
-def _compile_each(regions: dict[str, str]) -> None:
+def _compile_each(regions: dict[str, str]) -> dict[str, str]:
     """Compiles the regions in parallel, one per core (the JIT releases the
-    GIL and gives each compile its own context); raises for the first
-    region, in graph order, that does not compile."""
+    GIL and gives each compile its own context); returns why each region
+    that did not compile failed, in graph order."""
     workers = min(len(regions), _usable_cores())
     if workers <= 1:
-        for name, text in regions.items():
-            _compile_one(name, text)
-        return
-    with ThreadPoolExecutor(workers, thread_name_prefix="fxmlir-jit") as pool:
-        for _ in pool.map(_compile_one, regions.keys(), regions.values()):
-            pass
+        reasons = [_compile_one(name, text) for name, text in regions.items()]
+    else:
+        with ThreadPoolExecutor(workers, thread_name_prefix="fxmlir-jit") as pool:
+            reasons = list(pool.map(_compile_one, regions.keys(), regions.values()))
+    return {name: reason for name, reason in zip(regions, reasons) if reason is not None}
 
 
 def _usable_cores() -> int:
@@ -201,7 +202,8 @@ def _usable_cores() -> int:
     return os.cpu_count() or 1
 
 
-def _compile_one(name: str, text: str) -> None:
+def _compile_one(name: str, text: str) -> str | None:
+    """Compiles one region; None, or why it does not compile."""
     try:
         # A CUDA region compiles for its device at its first call; its
         # lowering is checked now.
@@ -210,7 +212,8 @@ def _compile_one(name: str, text: str) -> None:
         else:
             _C.jit_compile_cpu(text, name)
     except _C.Error as e:
-        raise JitCompileFailure(f"JIT region @{name}: {e}") from e
+        return str(e)
+    return None
 
 
 def round_trip_or_fallback(gm: fx.GraphModule, graph_id: str, stage: str,
@@ -222,13 +225,7 @@ def round_trip_or_fallback(gm: fx.GraphModule, graph_id: str, stage: str,
     latest: list[str | _C.Module] = []
     label = label or stage
     try:
-        try:
-            return round_trip(gm, graph_id, stage, options, latest, label, input_names)
-        except JitCompileFailure as e:
-            fall_back(f"fxmlir: {graph_id}/{label}: no JIT regions: {e}", options.strict, e)
-            latest.clear()
-            return round_trip(gm, graph_id, stage, replace(options, codegen=False), latest,
-                              label, input_names)
+        return round_trip(gm, graph_id, stage, options, latest, label, input_names)
     except FallbackError:  # strict, from a JIT region or a subgraph body
         raise
     except Exception as e:  # noqa: BLE001 - any failure must fall back

@@ -92,6 +92,37 @@ func.func @f(%x: tensor<4x8xf32>, %b: tensor<7xf32>) -> tensor<4x8xf32> {
   }
 }
 
+TEST_F(CoreTest, InliningAJitRegionPutsItsOpsBackAtEachCall) {
+  // Two calls of one outlined function (identical regions share it).
+  const char *text = R"mlir(
+!t = tensor<4x8xf32, #fxmlir.device<"cpu">>
+func.func @g(%x: !t, %y: !t) -> (!t, !t) {
+  %0 = fxmlir.mlir_jit @jit_tanh_mul(%x) : (!t) -> !t
+  %1 = fxmlir.mlir_jit @jit_tanh_mul(%y) : (!t) -> !t
+  return %0, %1 : !t, !t
+}
+func.func private @jit_tanh_mul(%a: !t) -> !t {
+  %0 = fxmlir.aten.tanh %a : (!t) -> !t loc("tanh")
+  %1 = fxmlir.aten.mul.Tensor %0, %a : (!t, !t) -> !t loc("mul")
+  return %1 : !t
+}
+)mlir";
+  Module module = Module::parse(context, text);
+  EXPECT_THROW(module.inlineJitRegion("jit_other"), Error);
+  EXPECT_THROW(module.inlineJitRegion("g"), Error); // a graph, not a region
+  module.inlineJitRegion("jit_tanh_mul");
+  module.verify();
+  std::map<std::string, int64_t> counts = module.opCounts();
+  EXPECT_EQ(counts.count("fxmlir.mlir_jit"), 0u);
+  EXPECT_EQ(counts["fxmlir.aten.tanh"], 2);
+  EXPECT_EQ(counts["fxmlir.aten.mul.Tensor"], 2);
+  std::string printed = module.str(/*generic=*/false, /*fxNames=*/true);
+  EXPECT_EQ(printed.find("@jit_tanh_mul"), std::string::npos);
+  // The ops keep the FX node names they had in the graph.
+  EXPECT_NE(printed.find("%tanh = fxmlir.aten.tanh %arg0"), std::string::npos)
+      << printed;
+}
+
 TEST_F(CoreTest, RunsPipelinesAndRejectsUnknownPasses) {
   const char *text = R"mlir(
 func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {

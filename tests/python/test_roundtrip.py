@@ -199,7 +199,7 @@ def test_without_strict_a_fallback_warns(monkeypatch, strict_option, environ):
 
 
 def test_strict_raises_when_a_jit_region_does_not_compile(monkeypatch):
-    """The round trip redone without JIT regions is a fallback too."""
+    """A region left to eager is a fallback too."""
     from fxmlir import _C
     from fxmlir.roundtrip import FallbackError
 
@@ -210,7 +210,7 @@ def test_strict_raises_when_a_jit_region_does_not_compile(monkeypatch):
     x = torch.randn(4, 8, requires_grad=True)
     compiled = torch.compile(lambda t: (torch.tanh(t) * 3.0 + 1.0).sum(),
                              backend=fxmlir.backend(codegen=True, strict=True))
-    with pytest.raises(Exception, match=r"/forward: no JIT regions: JIT region @jit_\w+: "
+    with pytest.raises(Exception, match=r"/forward: JIT region @jit_\w+ left to eager: "
                                         "no code") as raised:
         compiled(x)
     assert isinstance(raised.value.inner_exception, FallbackError)

@@ -5,6 +5,7 @@
 
 #include "fxmlir/Dialect/FxmlirDialect.h"
 #include "fxmlir/Registration/InitAll.h"
+#include "fxmlir/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -216,6 +217,11 @@ std::map<std::string, int64_t> Module::opCounts() const {
       ++counts[op->getName().getStringRef().str()];
   });
   return counts;
+}
+
+void Module::inlineJitRegion(const std::string &name) {
+  if (failed(fxmlir::inlineJitRegion(*impl->module, name)))
+    throw Error("the module has no JIT region @" + name);
 }
 
 Module Module::clone() const {

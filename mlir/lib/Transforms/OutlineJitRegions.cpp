@@ -376,6 +376,31 @@ static void outline(ArrayRef<Operation *> region, OutlinedFunctions &functions) 
       none->erase();
 }
 
+LogicalResult fxmlir::inlineJitRegion(ModuleOp module, StringRef name) {
+  auto func = module.lookupSymbol<func::FuncOp>(name);
+  if (!func || !func.isPrivate() || !func.getBody().hasOneBlock())
+    return failure();
+  SmallVector<MlirJitOp> calls;
+  module.walk([&](MlirJitOp call) {
+    if (call.getCallee() == name)
+      calls.push_back(call);
+  });
+  Block &body = func.front();
+  for (MlirJitOp call : calls) {
+    OpBuilder builder(call);
+    IRMapping mapping;
+    mapping.map(body.getArguments(), call.getOperands());
+    for (Operation &op : body.without_terminator())
+      builder.clone(op, mapping);
+    for (auto [result, returned] :
+         llvm::zip(call.getResults(), body.getTerminator()->getOperands()))
+      result.replaceAllUsesWith(mapping.lookup(returned));
+    call.erase();
+  }
+  func.erase();
+  return success();
+}
+
 namespace {
 struct OutlineJitRegionsPass
     : public fxmlir::impl::OutlineJitRegionsBase<OutlineJitRegionsPass> {

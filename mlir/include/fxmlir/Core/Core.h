@@ -90,6 +90,10 @@ public:
   std::map<std::string, int64_t> opCounts() const;
   /// A deep copy in the same context.
   Module clone() const;
+  /// Puts the ops of the JIT region @name back in the graph in place of
+  /// its calls (a region that does not compile costs only itself). Throws
+  /// Error when the module has no such region.
+  void inlineJitRegion(const std::string &name);
 
   /// A site a fusion pass tried its patterns on and left unfused: the root
   /// op of the patterns, the pattern that came closest to matching and the

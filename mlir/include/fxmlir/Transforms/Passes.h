@@ -28,6 +28,11 @@ void populateBiasAddDropoutFusionPatterns(RewritePatternSet &patterns);
 void populateMaskDrawFusionPatterns(RewritePatternSet &patterns);
 void populateRecomposePatterns(RewritePatternSet &patterns);
 
+/// The inverse of outlining one JIT region: the ops of private function
+/// @name put back in place of each fxmlir.mlir_jit call of it (their FX node
+/// names kept), and the function erased. Fails if there is no such function.
+LogicalResult inlineJitRegion(ModuleOp module, StringRef name);
+
 } // namespace fxmlir
 
 #endif // FXMLIR_TRANSFORMS_PASSES_H
