@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
@@ -394,11 +395,130 @@ TEST_F(JitCacheTest, UncreatableDirectoryKeepsCodeInMemory) {
   jit.compileCpu(kSoftmax, "jit_add_softmax",
                  jit.analyze(kSoftmax, "jit_add_softmax").inputs);
   EXPECT_EQ(jit.stats().compiled, 2);
+  EXPECT_EQ(jit.stats().diskDiscarded, 0);
   std::vector<std::string> warnings = jit.takeWarnings();
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("cannot create the directory"), std::string::npos)
       << warnings[0];
   EXPECT_NE(warnings[0].find("kept in memory"), std::string::npos);
+}
+
+/// A Jit on `dir` compiles kChain and kSoftmax (it runs the chain right),
+/// loading nothing, discarding nothing and writing nothing, with one
+/// warning naming `dir` and holding `reason`; returns the warning.
+std::string expectRefused(const std::string &dir, const std::string &reason) {
+  Jit jit(JitOptions{dir});
+  auto chain = jit.compileCpu(kChain, "jit_add_tanh_mul",
+                              std::vector<TensorSpec>(3, {DType::Float32,
+                                                          {kDynamic, 64}}));
+  jit.compileCpu(kSoftmax, "jit_add_softmax",
+                 jit.analyze(kSoftmax, "jit_add_softmax").inputs);
+  JitStats stats = jit.stats();
+  EXPECT_EQ(stats.compiled, 2);
+  EXPECT_EQ(stats.diskHits, 0);
+  EXPECT_EQ(stats.diskDiscarded, 0);
+  std::vector<std::string> warnings = jit.takeWarnings();
+  EXPECT_TRUE(jit.takeWarnings().empty());
+  std::vector<float> a = randomVector(128, 1), b = randomVector(128, 2),
+                     c = randomVector(128, 3), out(128);
+  chain->run({{a.data(), {2, 64}}, {b.data(), {2, 64}}, {c.data(), {2, 64}}},
+             {{out.data(), {2, 64}}});
+  for (size_t i = 0; i < out.size(); ++i)
+    EXPECT_NEAR(out[i], std::tanh(a[i] + b[i]) * c[i], 1e-5) << i;
+  if (warnings.size() != 1u) {
+    ADD_FAILURE() << warnings.size() << " warnings";
+    return "";
+  }
+  EXPECT_NE(warnings[0].find("not using the cache directory '" + dir + "'"),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find(reason), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("kept in memory for this process only"),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_EQ(warnings[0].find("discarded"), std::string::npos) << warnings[0];
+  return warnings[0];
+}
+
+std::filesystem::perms modeOf(const std::string &path) {
+  return std::filesystem::status(path).permissions();
+}
+
+TEST_F(JitCacheTest, FileAsDirectoryKeepsCodeInMemory) {
+  std::string file = cacheDir + "/file";
+  writeFile(file, "not a cache");
+  expectRefused(file, "it is a file, not a directory");
+  EXPECT_EQ(readFile(file), "not a cache");
+}
+
+TEST_F(JitCacheTest, DirectoryWritableByOthersIsRefused) {
+  using std::filesystem::perms;
+  std::string entry = compileChain();
+  for (perms mode : {perms(0777), perms(0775), perms(0722)}) {
+    std::filesystem::permissions(cacheDir, mode);
+    char octal[8];
+    snprintf(octal, sizeof(octal), "%04o", static_cast<unsigned>(mode));
+    std::string warning = expectRefused(
+        cacheDir, "writable by group or others (mode " + std::string(octal) +
+                      ")");
+    EXPECT_NE(warning.find("chmod go-w '" + cacheDir + "'"), std::string::npos)
+        << warning;
+    // Nothing written: the softmax has no entry.
+    EXPECT_EQ(entries(), std::set<std::string>{entry});
+  }
+  // Readable by others but writable by this user only, it is used.
+  std::filesystem::permissions(cacheDir, perms(0755));
+  Jit jit(options());
+  jit.compileCpu(kChain, "jit_add_tanh_mul", chainInputs());
+  EXPECT_EQ(jit.stats().diskHits, 1);
+  EXPECT_TRUE(jit.takeWarnings().empty());
+}
+
+TEST_F(JitCacheTest, DirectoryOfAnotherUserIsRefused) {
+  compileChain();
+  if (chown(cacheDir.c_str(), 12345, -1) != 0)
+    GTEST_SKIP() << "this user cannot give a directory away (not root)";
+  expectRefused(cacheDir, "owned by uid 12345, not by this user");
+}
+
+TEST_F(JitCacheTest, CreatesAPrivateDirectoryAndEntries) {
+  using std::filesystem::perms;
+  // Modes as a usual umask would leave them, not what this one leaves.
+  mode_t umaskBefore = umask(022);
+  std::string dir = cacheDir + "/parent/cache";
+  {
+    Jit jit(JitOptions{dir});
+    jit.compileCpu(kChain, "jit_add_tanh_mul", chainInputs());
+    EXPECT_TRUE(jit.takeWarnings().empty());
+  }
+  umask(umaskBefore);
+  EXPECT_EQ(modeOf(cacheDir + "/parent"), perms::owner_all);
+  EXPECT_EQ(modeOf(dir), perms::owner_all);
+  size_t files = 0;
+  for (const auto &file : std::filesystem::directory_iterator(dir)) {
+    ++files;
+    EXPECT_EQ(modeOf(file.path()), perms::owner_read | perms::owner_write)
+        << file.path();
+  }
+  // The object and the signature; no temporary left.
+  EXPECT_EQ(files, 2u);
+}
+
+TEST_F(JitCacheTest, EntryWritableByGroupIsRebuiltPrivate) {
+  using std::filesystem::perms;
+  std::string entry = compileChain();
+  std::filesystem::permissions(entry + ".o", perms(0664));
+  expectRebuilt("'" + entry + ".o' is writable by group or others (mode 0664)");
+  EXPECT_EQ(modeOf(entry + ".o"), perms::owner_read | perms::owner_write);
+  std::filesystem::permissions(entry + ".sig", perms(0602));
+  expectRebuilt("is writable by group or others (mode 0602)");
+}
+
+TEST_F(JitCacheTest, EntryOfAnotherUserIsRebuilt) {
+  std::string entry = compileChain();
+  if (chown((entry + ".sig").c_str(), 12345, -1) != 0)
+    GTEST_SKIP() << "this user cannot give a file away (not root)";
+  expectRebuilt("'" + entry + ".sig' is owned by uid 12345, not by this user");
 }
 
 TEST_F(JitCacheTest, ReadOnlyDirectoryIsReadAndKeepsNewCodeInMemory) {

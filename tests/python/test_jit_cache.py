@@ -1,8 +1,9 @@
 """The JIT's disk cache trusts nothing it reads: a process that finds a
 truncated, edited or misplaced entry under FXMLIR_CACHE_DIR gives eager's
 outputs and gradients, rebuilds the entry and warns once; a cache directory
-it cannot write costs only the disk cache. Each process runs apart: before
-the cache verified, some of these crashed."""
+it cannot write, or must not trust (another user's, or writable by group or
+others), costs only the disk cache. Each process runs apart: before the
+cache verified, some of these crashed."""
 
 from __future__ import annotations
 
@@ -273,3 +274,45 @@ def test_read_only_filled_cache_dir_is_no_compile_failure(cache: Path, codegen: 
     run = _run(cache, codegen=codegen, read_only=True)
     assert run["error"] < 1e-5, run
     assert run["warnings"] == [], run
+
+
+def _expect_refused(run: dict, cache: Path, reason: str) -> str:
+    """The process compiled into memory, loading and discarding nothing,
+    with one warning naming `cache` and `reason`; returns the warning."""
+    assert run["error"] < 1e-5, run
+    assert (run["disk_hits"], run["disk_discarded"]) == (0, 0), run
+    assert len(run["warnings"]) == 1, run
+    warning = run["warnings"][0]
+    assert f"fxmlir JIT: not using the cache directory '{cache}'" in warning, warning
+    assert reason in warning, warning
+    assert "kept in memory for this process only" in warning, warning
+    assert "discarded" not in warning, warning
+    return warning
+
+
+def test_file_as_cache_dir_keeps_code_in_memory(tmp_path: Path) -> None:
+    # It once warned of discarded entries that never existed, one per region.
+    file = tmp_path / "file"
+    file.write_text("not a cache")
+    run = _run(file, outlined=("step", "other"))
+    _expect_refused(run, file, "it is a file, not a directory")
+    assert run["compiled"] == 2, run
+    assert file.read_text() == "not a cache"
+
+
+def test_cache_dir_writable_by_others_is_refused(tmp_path: Path) -> None:
+    # Created private, entries included; made writable by all, its entry,
+    # which another user could have planted, is not loaded.
+    cache = tmp_path / "cache"
+    first = _run(cache, outlined=("step",))
+    assert (first["compiled"], first["warnings"]) == (1, []), first
+    assert cache.stat().st_mode & 0o777 == 0o700
+    entries = sorted(p.name for p in cache.iterdir())
+    assert len(entries) == 2, entries
+    assert all((cache / name).stat().st_mode & 0o777 == 0o600 for name in entries), entries
+    cache.chmod(0o777)
+    run = _run(cache, outlined=("step",))
+    warning = _expect_refused(run, cache, "writable by group or others (mode 0777)")
+    assert f"chmod go-w '{cache}'" in warning, warning
+    assert run["compiled"] == 1, run
+    assert sorted(p.name for p in cache.iterdir()) == entries

@@ -2,16 +2,18 @@
 
 #include "DiskCache.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
 #include <sstream>
+#include <unistd.h>
 
 using namespace fxmlir;
 using namespace fxmlir::jit;
@@ -38,11 +40,49 @@ std::string jit::defaultCacheDir() {
   return std::string(path);
 }
 
+/// Why a cache directory or entry file with `status` must not be used, or
+/// nothing: its entries are code this process runs, so a file that another
+/// user owns or can write could be their code.
+static std::optional<std::string>
+untrusted(const llvm::sys::fs::file_status &status) {
+  if (status.getUser() != geteuid())
+    return "owned by uid " + std::to_string(status.getUser()) +
+           ", not by this user";
+  if (status.permissions() &
+      (llvm::sys::fs::group_write | llvm::sys::fs::others_write)) {
+    std::string mode;
+    llvm::raw_string_ostream(mode)
+        << llvm::format("%04o", status.permissions());
+    return "writable by group or others (mode " + mode + ")";
+  }
+  return std::nullopt;
+}
+
 DiskCache::DiskCache(std::string dir) : directory(std::move(dir)) {
   if (directory.empty())
     return;
-  if (std::error_code error = llvm::sys::fs::create_directories(directory))
-    unusable = "cannot create the directory: " + error.message();
+  // Private from the start, as are the parents it creates.
+  if (std::error_code error = llvm::sys::fs::create_directories(
+          directory, /*IgnoreExisting=*/true, llvm::sys::fs::owner_all)) {
+    unusable = "cannot create the directory: " + error.message() +
+               "; another FXMLIR_CACHE_DIR fixes this";
+    return;
+  }
+  // An existing file is no error for create_directories.
+  llvm::sys::fs::file_status status;
+  if (std::error_code error = llvm::sys::fs::status(directory, status))
+    unusable = "cannot read its status: " + error.message();
+  else if (status.type() == llvm::sys::fs::file_type::regular_file)
+    unusable = "it is a file, not a directory; another FXMLIR_CACHE_DIR "
+               "fixes this";
+  else if (status.type() != llvm::sys::fs::file_type::directory_file)
+    unusable = "it is not a directory; another FXMLIR_CACHE_DIR fixes this";
+  else if (std::optional<std::string> why = untrusted(status))
+    unusable = "it is " + *why +
+               ", so another user could plant code that this process would "
+               "run; `chmod go-w '" +
+               directory + "'` (when it is yours) or another "
+               "FXMLIR_CACHE_DIR fixes this";
 }
 
 static std::string pathOf(const std::string &dir, const std::string &key,
@@ -52,12 +92,35 @@ static std::string pathOf(const std::string &dir, const std::string &key,
   return std::string(path);
 }
 
-/// The file's bytes, or the reason it cannot be read.
-static llvm::ErrorOr<std::string> readFile(const std::string &path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return buffer.getError();
+/// The bytes of the entry file at `path`, or in `problem` why they cannot be
+/// read or must not be loaded; neither when there is no such file. Checked
+/// on the open file, so that the file checked is the file read.
+static std::optional<std::string> readEntryFile(const std::string &path,
+                                                std::string &problem) {
+  llvm::Expected<llvm::sys::fs::file_t> file =
+      llvm::sys::fs::openNativeFileForRead(path);
+  if (!file) {
+    std::error_code error = llvm::errorToErrorCode(file.takeError());
+    if (error != std::errc::no_such_file_or_directory)
+      problem = "cannot read '" + path + "': " + error.message();
+    return std::nullopt;
+  }
+  llvm::scope_exit close([&] { llvm::sys::fs::closeFile(*file); });
+  llvm::sys::fs::file_status status;
+  if (std::error_code error = llvm::sys::fs::status(*file, status)) {
+    problem = "cannot read '" + path + "': " + error.message();
+    return std::nullopt;
+  }
+  if (std::optional<std::string> why = untrusted(status)) {
+    problem = "'" + path + "' is " + *why;
+    return std::nullopt;
+  }
+  auto buffer = llvm::MemoryBuffer::getOpenFile(
+      *file, path, /*FileSize=*/-1, /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    problem = "cannot read '" + path + "': " + buffer.getError().message();
+    return std::nullopt;
+  }
   return (*buffer)->getBuffer().str();
 }
 
@@ -65,25 +128,29 @@ static llvm::ErrorOr<std::string> readFile(const std::string &path) {
 /// not, or nothing.
 static std::optional<std::string> writeAtomically(const std::string &path,
                                                   const std::string &data) {
-  std::string temporary =
-      path + ".tmp" + std::to_string(llvm::sys::Process::getProcessId());
+  // Readable and writable by this user only (see untrusted); a new file, so
+  // that no stale temporary keeps a wider mode.
+  int fd;
+  llvm::SmallString<128> temporary;
+  if (std::error_code error = llvm::sys::fs::createUniqueFile(
+          path + ".tmp%%%%%%", fd, temporary, llvm::sys::fs::OF_None,
+          llvm::sys::fs::owner_read | llvm::sys::fs::owner_write))
+    return "cannot create a temporary file for '" + path +
+           "': " + error.message();
   {
-    std::error_code error;
-    llvm::raw_fd_ostream os(temporary, error, llvm::sys::fs::OF_None);
-    if (error)
-      return "cannot create '" + temporary + "': " + error.message();
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << data;
     os.close();
     if (os.has_error()) {
       std::string message = os.error().message();
       os.clear_error();
       llvm::sys::fs::remove(temporary);
-      return "cannot write '" + temporary + "': " + message;
+      return "cannot write '" + temporary.str().str() + "': " + message;
     }
   }
   if (std::error_code error = llvm::sys::fs::rename(temporary, path)) {
     llvm::sys::fs::remove(temporary);
-    return "cannot rename '" + temporary + "' to '" + path +
+    return "cannot rename '" + temporary.str().str() + "' to '" + path +
            "': " + error.message();
   }
   return std::nullopt;
@@ -109,21 +176,21 @@ CacheLookup DiskCache::load(const std::string &key) const {
   // The signature file is written last: without it there is no entry.
   std::string signaturePath = pathOf(directory, key, ".sig");
   std::string objectPath = pathOf(directory, key, ".o");
-  llvm::ErrorOr<std::string> signatureFile = readFile(signaturePath);
-  if (signatureFile.getError() == std::errc::no_such_file_or_directory)
-    return {};
-  auto fail = [](std::string problem) {
-    CacheLookup lookup;
+  CacheLookup lookup;
+  std::optional<std::string> signatureFile =
+      readEntryFile(signaturePath, lookup.problem);
+  if (!signatureFile)
+    return lookup;
+  std::optional<std::string> object = readEntryFile(objectPath, lookup.problem);
+  if (!object) {
+    if (lookup.problem.empty())
+      lookup.problem = "'" + objectPath + "' is missing";
+    return lookup;
+  }
+  auto fail = [&](std::string problem) {
     lookup.problem = std::move(problem);
     return lookup;
   };
-  if (!signatureFile)
-    return fail("cannot read '" + signaturePath +
-                "': " + signatureFile.getError().message());
-  llvm::ErrorOr<std::string> object = readFile(objectPath);
-  if (!object)
-    return fail("cannot read '" + objectPath +
-                "': " + object.getError().message());
 
   // The header's four lines, then the signature.
   llvm::StringRef rest = *signatureFile, header, keyLine, objectLine, sumLine;
@@ -150,7 +217,6 @@ CacheLookup DiskCache::load(const std::string &key) const {
   std::optional<Signature> signature = parseSignature(rest);
   if (!signature)
     return fail("'" + signaturePath + "' holds no valid signature");
-  CacheLookup lookup;
   lookup.entry = CachedObject{std::move(*object), std::move(*signature)};
   return lookup;
 }
@@ -165,10 +231,8 @@ void DiskCache::discard(const std::string &key) const {
 
 std::optional<std::string> DiskCache::store(const std::string &key,
                                             const CachedObject &entry) const {
-  if (directory.empty())
+  if (directory.empty() || !unusable.empty())
     return std::nullopt;
-  if (!unusable.empty())
-    return unusable;
   std::string lines = serializeSignature(entry.signature);
   if (std::optional<std::string> error =
           writeAtomically(pathOf(directory, key, ".o"), entry.object))

@@ -519,6 +519,13 @@ Jit::Impl::Impl(const JitOptions &options)
                      .create(),
                  "cannot create the JIT");
   lljit->getExecutionSession().setErrorReporter(OrcErrors::report);
+  // Said once here rather than for each entry the directory cannot hold.
+  if (!disk.problem().empty())
+    warnings.push_back("fxmlir JIT: not using the cache directory '" +
+                       disk.dir() +
+                       "', compiled code is kept in memory for this process "
+                       "only: " +
+                       disk.problem());
 }
 
 template <typename Work> auto Jit::Impl::withCompiler(Work &&work) {
