@@ -106,20 +106,59 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
+# A function's header; a JIT region's function is private.
+FUNCTION = re.compile(r"func\.func (private )?@(\w+)\(")
+
+
+def _unparsable(text: str, error: str) -> str:
+    """What is wrong with a text the core cannot parse, from its first error:
+    truncated when that error is at the last token (the parser ran out of
+    text inside a function), else the error itself."""
+    match = re.search(r":(\d+):(\d+): error: (.*)", error)
+    if match is None:
+        return "not MLIR the core can parse"
+    line, column = int(match[1]), int(match[2])
+    at = sum(len(s) + 1 for s in text.split("\n")[:line - 1]) + column - 1
+    functions = FUNCTION.findall(text, 0, at)
+    if functions and len(text[at:].split()) <= 1:
+        private, name = functions[-1]
+        return f"truncated: the text ends in {'JIT region' if private else 'function'} @{name}"
+    return f"not MLIR the core can parse (line {line}:{column}: {match[3]})"
+
+
+def _function_text(module_text: str, name: str) -> str | None:
+    """`func.func private @name` of a module laid out as the printer does
+    (2-space indent, so its end is the first `  }` line); None otherwise.
+    fxmlir.jit.function_text does this but imports torch."""
+    start = module_text.find(f"\n  func.func private @{name}(")
+    end = module_text.find("\n  }\n", start)
+    if start < 0 or end < 0:
+        return None
+    return module_text[start + len("\n  "):end + len("\n  }\n")]
+
+
 def _region(args: argparse.Namespace) -> int:
+    from fxmlir import _C
     from fxmlir.report import read_text
 
-    text = read_text(Path(args.mlir))
-    names = re.findall(r"func\.func private @(\w+)\(", text)
+    path = Path(args.mlir)
+    text = read_text(path)
+    if not text.strip():
+        raise ValueError(f"{path}: empty file")
+    try:
+        module = _C.Context().parse(text, str(path))
+    except _C.Error as e:
+        raise ValueError(f"{path}: {_unparsable(text, str(e))}") from e
+    names = [name for private, name in FUNCTION.findall(text) if private]
     if args.function is None:
         print("\n".join(names) if names else f"{args.mlir}: no JIT region")
         return 0
     if args.function not in names:
         raise UsageError(f"{args.mlir}: no JIT region @{args.function}; its regions: "
                          f"{', '.join(names) or 'none'}")
-    from fxmlir.jit import function_text
-
-    print(function_text(text, args.function), end="")
+    # Another layout (hand-written) is sliced from the module as printed.
+    print(_function_text(text, args.function) or _function_text(str(module), args.function),
+          end="")
     return 0
 
 

@@ -218,6 +218,40 @@ def test_unary(dtype, tmp_path):
                  elementwise=True)
 
 
+@by_dtype
+def test_gelu_of_non_finite_inputs(dtype, tmp_path):
+    """The contract of docs/jit-regions.md ("Non-finite inputs"), whatever
+    eager's kernels give (on AVX-512 its vectorized exact GELU is NaN at
+    +inf in f32 and bf16): both approximations compute the formula in IEEE
+    arithmetic, as eager's scalar code does. +inf -> +inf (erf and tanh are
+    1 there: the limit), -inf -> NaN (-inf * 0, as in every eager kernel),
+    NaN -> NaN, the largest finite values -> themselves and -0.0; the
+    gradient at +-inf and NaN is NaN."""
+    big = torch.finfo(dtype).max
+    x = torch.tensor([[math.inf, -math.inf, math.nan, big, -big]], dtype=dtype)
+    expected = torch.tensor([[math.inf, math.nan, math.nan, big, -0.0]], dtype=dtype)
+
+    def fn(exact, tanh):
+        return F.gelu(exact * 1.0), F.gelu(tanh * 1.0, approximate="tanh")
+
+    leaves = [x.clone().requires_grad_() for _ in range(2)]
+    compiled = torch.compile(fn, backend=fxmlir.backend(codegen=True, dump_dir=str(tmp_path)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        outs = compiled(*leaves)
+        torch.autograd.backward(outs, [torch.ones_like(out) for out in outs])
+    for name, out, leaf in zip(("exact", "tanh"), outs, leaves, strict=True):
+        out = out.detach()
+        same = (out == expected) & (out.signbit() == expected.signbit())
+        assert (same | out.isnan() & expected.isnan()).all(), f"{name}: {out.tolist()}"
+        assert leaf.grad[0, :3].isnan().all(), f"{name} gradient: {leaf.grad.tolist()}"
+    stages = stage_dumps(tmp_path)
+    for stage, op in (("forward", "fxmlir.aten.gelu"), ("backward", "fxmlir.aten.gelu_backward")):
+        summary, final = stages[stage][-1]
+        assert summary["fused_ops"].get("fxmlir.mlir_jit", 0) >= 1, f"no {stage} region"
+        assert op not in graph_ops(final), f"{op} left outside the {stage} regions"
+
+
 BINARY = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
