@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 import torch
 import torch.fx as fx
 from torch._dynamo.backends.common import aot_autograd
+from torch._dynamo.exc import RestartAnalysis
 from torch._functorch.aot_autograd import make_boxed_func
 
 from fxmlir import logs
-from fxmlir.config import BackendOptions, Options
+from fxmlir.config import REMOVED, BackendOptions, Options
 from fxmlir.roundtrip import round_trip_or_fallback
 from fxmlir.runtime_fallback import guarded, warn_traced_fallback
 
@@ -121,6 +122,8 @@ def fxmlir_backend(gm: fx.GraphModule, example_inputs: list[Any],
         return autodiff(gm, example_inputs)
     try:
         return autodiff(gm, example_inputs)
+    except RestartAnalysis:  # Dynamo's signal to trace the frame again, not a failure
+        raise
     except Exception as error:  # the round-tripped graph does not trace: keep Dynamo's
         warn_traced_fallback(f"{graph_id}/before_autodiff", error, opts.strict)
         return autodiff(dynamo_graph, example_inputs)
@@ -145,6 +148,15 @@ def backend(**options: Unpack[BackendOptions]) -> Callable[..., Any]:
     Switches take True/False or "1"/"0"/"true"/"false"/"yes"/"no"/"on"/"off".
     """
     Options.from_env().updated(options)  # reject bad options now, not at first call
-    compiler = functools.partial(fxmlir_backend, options=options)
+    # Equal options give the same callable: Dynamo recompiles for a new one.
+    # Removed settings are ignored (and warned of), so they key nothing.
+    key = tuple(sorted((name, tuple(value) if isinstance(value, list) else value)
+                       for name, value in options.items() if name not in REMOVED))
+    return _compiler(key)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiler(options: tuple[tuple[str, Any], ...]) -> Callable[..., Any]:
+    compiler = functools.partial(fxmlir_backend, options=dict(options))
     compiler.__fxmlir_backend__ = True  # type: ignore[attr-defined]  # FXMLIR_ROUND_TRIP keeps it
     return compiler

@@ -13,6 +13,7 @@ import types
 from typing import Any, Callable
 
 import torch
+import torch.fx as fx
 import torch.nn.functional as F
 from torch.nn import _reduction
 
@@ -80,9 +81,14 @@ def aten_calls(opcode: str, target: Any, args: tuple, kwargs: dict,
         return [(_aten.to.dtype, (args[0], _DTYPE_METHODS[target]), kwargs)] \
             if len(args) == 1 else []
     if target in _VARARG_SIZE_METHODS and len(args) > 1 and \
-            all(isinstance(a, int) for a in args[1:]):
+            all(isinstance(a, int) or _is_size(a) for a in args[1:]):
         args = (args[0], list(args[1:]))
     return [(op, args, kwargs) for op in overloads(target)]
+
+
+def _is_size(value: Any) -> bool:
+    """Whether `value` is a node of a symbolic size (a SymInt)."""
+    return isinstance(value, fx.Node) and isinstance(fake_value(value), torch.SymInt)
 
 
 def builtin_overloads(fn: Any) -> list[torch._ops.OpOverload]:

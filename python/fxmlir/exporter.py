@@ -22,6 +22,7 @@ from torch.utils import _pytree as pytree
 
 from fxmlir import aten_calls, mlir_attrs, schema
 from fxmlir.importer import ImportedGraph, node_value
+from fxmlir.symbolic_sizes import DYNAMIC_SIZE, RESULT_SHAPE_SIZES, SizeValues
 
 
 class ExportFailure(RuntimeError):
@@ -43,6 +44,8 @@ class _GraphBuilder:
         # JSON value id -> FX node / Python value, or (node, index) of a
         # multi-result op whose getitem is created on first use.
         self.env: dict[int, Any] = {}
+        # Sizes the nodes the exporter makes take, from the graph's inputs.
+        self.sizes = SizeValues(self.graph)
 
     def value(self, value_id: int) -> Any:
         value = self.env[value_id]
@@ -88,11 +91,27 @@ class _GraphBuilder:
         if overload is None:
             raise ExportFailure(f"op {name} names no torch operator")
         args, kwargs = aten_calls.unbind_arguments(overload, operands, op["attributes"])
+        if overload._schema.name in RESULT_SHAPE_SIZES and DYNAMIC_SIZE in args[1]:
+            args = (args[0], self._symbolic_sizes(op, args[1]), *args[2:])
         node = self.graph.create_node("call_function", overload, args, kwargs,
                                       name=self._name(op, overload))
         single = len(overload._schema.returns) == 1 and \
             not isinstance(overload._schema.returns[0].type, torch.ListType)
         self._bind(node, op, single=single)
+
+    def _symbolic_sizes(self, op: dict, sizes: list[int]) -> list[int | fx.Node]:
+        """A view's size list with its dynamic entries read from the
+        symbolic shape of the node the op stands for (its location): a
+        rewrite that makes a view keeps the location of the value it
+        replaces, whose shape the view's result has."""
+        original = self.original.get(op.get("loc"))
+        shape = node_value(original).shape if original is not None and \
+            isinstance(node_value(original), torch.Tensor) else None
+        if shape is None or len(shape) != len(sizes):
+            raise ExportFailure(f"op {op['name']} ({op.get('loc', 'no name')}) has symbolic "
+                                "sizes and stands for no node of the graph with its shape")
+        return [self.sizes.value(dim) if size == DYNAMIC_SIZE else size
+                for size, dim in zip(sizes, shape)]
 
     def _restore_layouts(self, op: dict, outputs: list[tuple[str, int] | None]) -> None:
         """A region writes its results contiguous; where the node a result
@@ -122,8 +141,8 @@ class _GraphBuilder:
             dense = self._call(aten.clone.default, permuted,
                                memory_format=torch.contiguous_format)
             return self._call(aten.permute.default, dense, inverse)
-        empty = self._call(aten.empty_strided.default, list(expected.shape),
-                           list(expected.stride()), dtype=expected.dtype,
+        empty = self._call(aten.empty_strided.default, self.sizes.values(expected.shape),
+                           self.sizes.values(expected.stride()), dtype=expected.dtype,
                            device=expected.device)
         return self._call(aten.copy.default, empty, value)
 

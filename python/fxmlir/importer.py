@@ -31,6 +31,7 @@ from fxmlir import aten_calls, mlir_attrs, schema
 from fxmlir.fake_values import fake_value
 from fxmlir.mlir_types import UnsupportedValue, value_type
 from fxmlir.mutation import mutation_touching_nodes
+from fxmlir.symbolic_sizes import DYNAMIC_SIZE, RESULT_SHAPE_SIZES
 
 # The type of a value fxmlir does not look into (see the module docstring).
 OPAQUE = "none"
@@ -233,6 +234,9 @@ class _FunctionBuilder:
             bound = aten_calls.bind_arguments(op, args, kwargs)
         except TypeError:
             return False
+        if op._schema.name in RESULT_SHAPE_SIZES:  # (self, size) or (self, shape)
+            sizes = op._schema.arguments[1].name
+            bound[sizes] = self._result_shape_sizes(node, bound[sizes])
         if not aten_calls.fits(signature, bound, self._is_tensor_value):
             return False
         operands: list[str] = []
@@ -281,6 +285,28 @@ class _FunctionBuilder:
             f'    {lhs}"{schema.mlir_op_name(op)}"({", ".join(operands)}){attr_dict} : '
             f'({", ".join(operand_types)}) -> {rhs} loc("{node.name}")')
         return True
+
+    def _result_shape_sizes(self, node: fx.Node, sizes: Any) -> Any:
+        """A view's size list (or torch.Size node) with each symbolic size
+        that is the result's size in its dim spelled DYNAMIC_SIZE; as it was
+        when some size is neither an int nor that."""
+        result = node_value(node)
+        if isinstance(sizes, fx.Node):  # a torch.Size node of Dynamo's graph
+            sizes = node_value(sizes)
+        if not isinstance(sizes, (list, tuple)) or not isinstance(result, torch.Tensor) or \
+                len(sizes) != result.dim():
+            return sizes
+        spelled = []
+        for size, dim in zip(sizes, result.shape):
+            value = node_value(size) if isinstance(size, fx.Node) else size
+            if type(value) is int:
+                spelled.append(value)
+            elif isinstance(value, torch.SymInt) and isinstance(dim, torch.SymInt) and \
+                    value.node.expr == dim.node.expr:
+                spelled.append(DYNAMIC_SIZE)
+            else:
+                return sizes
+        return spelled
 
     def _emit_generic(self, node: fx.Node, result_types: list[str]) -> None:
         operands: list[fx.Node] = []

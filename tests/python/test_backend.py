@@ -118,6 +118,30 @@ def test_compile_options_reach_the_backend(tmp_path):
     assert summary["passes"] == []
 
 
+def test_equal_options_give_the_same_backend():
+    """Dynamo recompiles for another backend callable, and each
+    fxmlir.backend(...) call made a new one."""
+    from torch._dynamo.utils import counters
+
+    passes = ["-cse"]
+    assert fxmlir.backend(passes=passes) is fxmlir.backend(passes=passes)
+    assert (fxmlir.backend(passes=["-cse"], strict=True)
+            is fxmlir.backend(strict=True, passes=["-cse"]))
+    assert fxmlir.backend() is fxmlir.backend()
+    assert fxmlir.backend(passes=["-cse"]) is not fxmlir.backend(passes=["-cse", "-canonicalize"])
+    assert fxmlir.backend(passes=["-cse"]) is not fxmlir.backend(passes=["-cse"], strict=True)
+    assert fxmlir.backend(passes=["-cse"]) is not fxmlir.backend()
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(x) * 2
+
+    x = torch.randn(4, 8)
+    counters.clear()
+    for _ in range(2):
+        torch.compile(f, backend=fxmlir.backend(passes=["-cse"]))(x)
+    assert counters["stats"]["unique_graphs"] == 1
+
+
 def test_passes_are_listed_with_descriptions():
     text = fxmlir.passes.describe()
     for name in fxmlir.passes.registry():

@@ -142,18 +142,21 @@ LogicalResult LinearOp::verify() {
 //===----------------------------------------------------------------------===//
 
 /// view/_unsafe_view: `size` has at most one -1, and the element counts
-/// agree where both are known.
+/// agree where both are known. A symbolic size of the graph is a dynamic
+/// entry (kDynamic): the result's size in that dim, whatever it is at run
+/// time.
 static LogicalResult verifyViewSize(Operation *op, Value self,
                                     ArrayRef<int64_t> size) {
   if (llvm::count(size, -1) > 1)
     return op->emitOpError("size may infer only one dimension (-1)");
-  if (llvm::any_of(size, [](int64_t s) { return s < -1; }))
+  if (llvm::any_of(size, [](int64_t s) { return s < -1 && s != kDynamic; }))
     return op->emitOpError("size has a negative dimension");
   SmallVector<int64_t> shape;
   for (int64_t s : size)
     shape.push_back(s == -1 ? kDynamic : s);
   auto selfType = cast<RankedTensorType>(self.getType());
-  if (selfType.hasStaticShape() && !llvm::is_contained(size, -1)) {
+  if (selfType.hasStaticShape() && !llvm::is_contained(size, -1) &&
+      !llvm::is_contained(size, kDynamic)) {
     int64_t numel = selfType.getNumElements(), product = 1;
     for (int64_t s : size)
       product *= s;

@@ -97,6 +97,15 @@ func.func @factories() -> (tensor<2x3xbf16, #fxmlir.device<"cuda:0">>, i64) {
 
 // Shape rules accept torch's broadcasting, dynamic dims, inferred view dims
 // and negative dims.
+// A graph's symbolic sizes are dynamic entries of a view's size: the
+// result's size in that dim (one symbol or two, beside a static size).
+// CHECK-LABEL: func.func @symbolic_view_sizes
+// CHECK: size = array<i64: -9223372036854775808, -9223372036854775808, 128>
+func.func @symbolic_view_sizes(%y: tensor<?x128xf32>) -> tensor<?x?x128xf32> {
+  %0 = fxmlir.aten.view %y {size = array<i64: -9223372036854775808, -9223372036854775808, 128>} : (tensor<?x128xf32>) -> tensor<?x?x128xf32>
+  return %0 : tensor<?x?x128xf32>
+}
+
 // CHECK-LABEL: func.func @shape_rules
 func.func @shape_rules(%a: tensor<?x1x4xf32>, %b: tensor<3x1xf32>, %x: tensor<?x16xf32>,
                        %w: tensor<16x?xf32>, %bias: tensor<?xf32>, %t: tensor<2x3x4xf32>)

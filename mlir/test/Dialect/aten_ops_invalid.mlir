@@ -190,6 +190,24 @@ func.func @view_changes_numel(%x: tensor<8x16xf32>) -> tensor<4x4xf32> {
 
 // -----
 
+func.func @view_negative_size(%x: tensor<8x16xf32>) -> tensor<?x16xf32> {
+  // expected-error @+1 {{size has a negative dimension}}
+  %0 = fxmlir.aten.view %x {size = array<i64: -2, 16>} : (tensor<8x16xf32>) -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+// A symbolic entry stands for the result's size in its dim alone: the
+// static entries must still be the result's.
+func.func @symbolic_view_size_with_a_static_result(%x: tensor<?x16xf32>) -> tensor<?x4x4xf32> {
+  // expected-error @+1 {{does not have the expected shape 'tensor<?x8x4xf32>'}}
+  %0 = fxmlir.aten.view %x {size = array<i64: -9223372036854775808, 8, 4>} : (tensor<?x16xf32>) -> tensor<?x4x4xf32>
+  return %0 : tensor<?x4x4xf32>
+}
+
+// -----
+
 func.func @view_two_inferred_dims(%x: tensor<8x16xf32>) -> tensor<?x?xf32> {
   // expected-error @+1 {{size may infer only one dimension (-1)}}
   %0 = fxmlir.aten.view %x {size = array<i64: -1, -1>} : (tensor<8x16xf32>) -> tensor<?x?xf32>

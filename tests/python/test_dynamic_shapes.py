@@ -1,0 +1,240 @@
+"""Graphs compiled for varying shapes (Dynamo's automatic dynamic shapes,
+`dynamic=True`) keep their fusions and JIT regions: symbolic sizes survive
+the round trip, regions with dynamic dims lower and run, and every step of a
+loop whose sequence length changes runs the fused ops a fixed-length loop
+runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+import torch.fx as fx
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import fxmlir
+from fxmlir.symbolic_sizes import SizeValues, UnboundSize
+
+
+def _rot(h: torch.Tensor, c: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    """A rotary embedding over heads: views with symbolic sizes, a slice of a
+    transposed tensor, a concatenation."""
+    q = h.view(h.shape[0], h.shape[1], 4, 16).transpose(1, 2)
+    return q * c.unsqueeze(1) + torch.cat((-q[..., 8:], q[..., :8]), -1) * s.unsqueeze(1)
+
+
+def _stages(dump_dir) -> dict[str, list[dict]]:
+    stages: dict[str, list[dict]] = {}
+    for path in sorted(dump_dir.glob("*/*/*/summary.json")):
+        summary = json.loads(path.read_text())
+        stages.setdefault(summary["stage"], []).append(summary)
+    return stages
+
+
+def test_size_values_rebuild_symbolic_sizes_from_the_inputs():
+    traced = make_fx(lambda x, n: x, tracing_mode="symbolic")(torch.randn(3, 4), 5)
+    inputs = [n for n in traced.graph.nodes if n.op == "placeholder"]
+    graph = fx.Graph()
+    for node in inputs:
+        graph.placeholder(node.name).meta = dict(node.meta)
+    (rows, columns), count = inputs[0].meta["val"].shape, inputs[1].meta["val"]
+    sizes = SizeValues(graph)
+    values = sizes.values([rows * 16, columns, 7, rows * 16, count + rows])
+    assert values[2] == 7
+    assert values[0] is values[3]  # one node per expression
+    assert values[4].meta["val"] is not None
+    graph.output(tuple(values))
+    module = fx.GraphModule(torch.nn.Module(), graph)
+    assert module(torch.randn(5, 2), 3) == (80, 2, 7, 80, 8)
+    # A symbol no input provides cannot be rebuilt.
+    only_count = fx.Graph()
+    only_count.placeholder(inputs[1].name).meta = dict(inputs[1].meta)
+    with pytest.raises(UnboundSize, match="no input of the graph provides"):
+        SizeValues(only_count).value(rows * 2)
+
+
+def test_symbolic_layouts_and_eval_steps_keep_their_regions(tmp_path):
+    """The backward restored a strided layout with a raw symbol (NameError
+    at run time, the whole backward replaced); the batch-1 eval step's
+    rotary region did not lower (the stage lost every region)."""
+    compiled = torch.compile(_rot, dynamic=True, backend=fxmlir.backend(
+        strict=True, dump_dir=str(tmp_path)))
+    for batch, length in ((2, 7), (3, 5)):
+        inputs = [torch.randn(batch, length, n, requires_grad=True) for n in (64, 16, 16)]
+        copies = [t.detach().clone().requires_grad_() for t in inputs]
+        out = compiled(*inputs)
+        torch.testing.assert_close(out, _rot(*copies))
+        out.square().sum().backward()
+        _rot(*copies).square().sum().backward()
+        for got, want in zip(inputs, copies):
+            torch.testing.assert_close(got.grad, want.grad)
+    with torch.no_grad():
+        inputs = [torch.randn(1, 9, n) for n in (64, 16, 16)]
+        torch.testing.assert_close(compiled(*inputs), _rot(*inputs))
+    stages = _stages(tmp_path)
+    for stage in ("forward", "backward", "inference"):
+        assert all(s["fused_ops"].get("fxmlir.mlir_jit") for s in stages[stage]), stage
+
+
+class _BiasGelu(torch.nn.Module):
+    """GPT-2's Conv1D: addmm on the flattened rows, viewed back to
+    [batch, length, features] by sizes that are symbolic."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(32, 64) * 0.1)
+        self.bias = torch.nn.Parameter(torch.randn(64) * 0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.addmm(self.bias, x.view(-1, 32), self.weight)
+        return torch.nn.functional.gelu(y.view(x.shape[0], x.shape[1], 64), approximate="tanh")
+
+
+@pytest.mark.parametrize("dynamic", [None, True], ids=["automatic", "dynamic"])
+def test_views_with_symbolic_sizes_keep_the_bias_fusion(tmp_path, dynamic):
+    torch.manual_seed(0)
+    model = _BiasGelu()
+    compiled = torch.compile(model, dynamic=dynamic, backend=fxmlir.backend(
+        strict=True, dump_dir=str(tmp_path)))
+    for length in (12, 9, 7):
+        x = torch.randn(2, length, 32)
+        out = compiled(x)
+        torch.testing.assert_close(out, model(x))
+        out.sum().backward()
+    stages = _stages(tmp_path)
+    # Every graph, the one for varying lengths too, fuses the bias and GELU.
+    assert len(stages["forward"]) == (1 if dynamic else 2)
+    for summary in stages["before_autodiff"] + stages["forward"]:
+        assert summary["fused_ops"].get("fxmlir.fused_bias_act") == 1, summary["graph"]
+    for summary in stages["backward"]:
+        assert summary["fused_ops"].get("fxmlir.fused_bias_act_grad") == 1, summary["graph"]
+
+
+# A loop as users write it: the batch and the sequence length change every
+# step (8 lengths, batches 1 to 4, padded rows masked out), an eval step at
+# batch 1 under no_grad after every fourth step.
+_STEPS = ((2, 10), (2, 7), (3, 9), (4, 6), (1, 8), (2, 11), (3, 5), (2, 12))
+_EVAL_AFTER = (3, 7)
+
+
+def _zoo():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    if "model_zoo" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            "model_zoo", Path(__file__).parents[2] / "tools" / "model_zoo.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["model_zoo"] = module  # dataclasses look their module up
+        spec.loader.exec_module(module)
+    return sys.modules["model_zoo"]
+
+
+def _batch(vocab: int, batch: int, length: int) -> dict[str, torch.Tensor]:
+    ids = torch.randint(0, vocab, (batch, length))
+    mask = torch.ones(batch, length, dtype=torch.long)
+    mask[0, length - 2:] = 0  # a padded row
+    return {"input_ids": ids, "attention_mask": mask,
+            "labels": ids.masked_fill(mask == 0, -100)}
+
+
+def _jit_builds() -> int:
+    """JIT functions built so far: compiled, or loaded from the disk cache."""
+    import fxmlir.jit
+
+    stats = fxmlir.jit.stats()
+    return stats["compiled"] + stats["disk_hits"]
+
+
+def _fxmlir_calls(run) -> dict[str, int]:
+    """The fxmlir ops (fused kernels and JIT regions) `run` calls."""
+    with torch.profiler.profile() as profile:
+        run()
+    return {e.key: e.count for e in profile.key_averages() if e.key.startswith("fxmlir::")}
+
+
+def _train(model, steps, dynamic, eval_after, eager=None):
+    """Trains `model` compiled by fxmlir (strict: a fallback raises) on
+    `steps`, checking every loss against `eager` when given; returns the
+    fxmlir calls of each training and eval step when run again on the same
+    inputs (all compiled by then), and (JIT compiles, Dynamo graphs
+    compiled) per step."""
+    zoo = _zoo()
+    compiled = torch.compile(model, dynamic=dynamic, backend=fxmlir.backend(strict=True))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    eager_optimizer = torch.optim.AdamW(eager.parameters(), lr=1e-3) if eager else None
+    batches = [_batch(zoo.VOCAB, b, t) for b, t in steps]
+    compiles = []
+
+    def step(inputs, optimizer, net):
+        loss = net(**inputs).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+    def evaluate(inputs, net):
+        with torch.no_grad():
+            return net(input_ids=inputs["input_ids"][:1]).logits
+
+    graphs = torch._dynamo.utils.counters["stats"]
+    for index, inputs in enumerate(batches):
+        before = _jit_builds(), graphs["unique_graphs"]
+        loss = step(inputs, optimizer, compiled)
+        if eager:
+            torch.testing.assert_close(loss, step(inputs, eager_optimizer, eager),
+                                       rtol=1e-4, atol=1e-5)
+        if index in eval_after:
+            logits = evaluate(inputs, compiled)
+            if eager:
+                torch.testing.assert_close(logits, evaluate(inputs, eager),
+                                           rtol=1e-4, atol=1e-4)
+        compiles.append((_jit_builds() - before[0],
+                         graphs["unique_graphs"] - before[1]))
+    if eager:
+        for got, want in zip(model.parameters(), eager.parameters()):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=5e-5)
+    calls = [_fxmlir_calls(lambda: step(inputs, optimizer, compiled)) for inputs in batches]
+    evals = [_fxmlir_calls(lambda: evaluate(batches[i], compiled)) for i in eval_after]
+    return calls, evals, compiles
+
+
+_GPT2_FLOATS = pytest.mark.xfail(strict=True, reason=(
+    "open: with dynamic=True Dynamo turns gelu_new's Python float constants "
+    "into graph inputs (0-d tensors), which fxmlir-recognize-gelu does not "
+    "read as constants: GPT-2's bias + GELU stays unfused (a JIT region)"))
+
+
+@pytest.mark.parametrize("dynamic", [None, True], ids=["automatic", "dynamic"])
+@pytest.mark.parametrize("name", ["llama", "gpt2", "bert"])
+def test_varying_lengths_keep_every_fusion(name, dynamic, request):
+    if name == "gpt2" and dynamic:
+        request.applymarker(_GPT2_FLOATS)
+    pytest.importorskip("transformers", reason="transformers is not installed "
+                        "(scripts/setup.sh installs it)")
+    import copy
+
+    zoo = _zoo()
+    entry = {m.name: m for m in zoo.MODELS}[name]
+    torch.manual_seed(0)
+    model = entry.build(0.0).train()
+    eager = copy.deepcopy(model)
+    calls, evals, compiles = _train(model, _STEPS, dynamic, _EVAL_AFTER, eager)
+    torch.manual_seed(0)
+    fixed_calls, fixed_evals, _ = _train(entry.build(0.0).train(), [(2, 10)] * 2, None, (1,))
+    fused = {op: n for op, n in fixed_calls[-1].items() if op != "fxmlir::mlir_jit"}
+    for shape, step in zip(_STEPS, calls):
+        # The fused kernels of a fixed-length step, and JIT regions.
+        assert {op: n for op, n in step.items() if op != "fxmlir::mlir_jit"} == fused, shape
+        assert step.get("fxmlir::mlir_jit", 0) > 0, shape
+    for step in evals:
+        assert step.get("fxmlir::mlir_jit", 0) > 0
+        assert {op: n for op, n in step.items() if op != "fxmlir::mlir_jit"} == \
+            {op: n for op, n in fixed_evals[0].items() if op != "fxmlir::mlir_jit"}
+    # JIT code is compiled per graph Dynamo compiles (its first length, the
+    # graph for varying lengths, batch 1's), never per shape: a step that
+    # reuses a graph compiles nothing.
+    assert all(jit == 0 for jit, dynamo in compiles if dynamo == 0), compiles
+    assert sum(dynamo == 0 for _, dynamo in compiles) >= 2, compiles
