@@ -117,9 +117,58 @@ TEST_F(JitTest, SecondRequestHitsTheMemoryCache) {
   JitStats stats = jit.stats();
   EXPECT_EQ(stats.compiled, 1);
   EXPECT_EQ(stats.memoryHits, 1);
-  // Another signature is another compile.
+  // Static rows are rows too: the generic code serves them.
   jit.compileCpu(kChain, "jit_add_tanh_mul",
                  std::vector<TensorSpec>(3, {DType::Float32, {8, 64}}));
+  EXPECT_EQ(jit.stats().compiled, 1);
+}
+
+/// kChain traced at another shape: [rows, length, 64].
+std::string chainAt(int64_t rows, int64_t length) {
+  std::string shape = std::to_string(rows) + "x" + std::to_string(length);
+  std::string text = kChain;
+  text.replace(text.find("8x64"), 4, shape + "x64");
+  return text;
+}
+
+TEST_F(JitTest, OneCompileServesARegionTracedAtEveryShape) {
+  Jit jit(options());
+  std::vector<float> a = randomVector(3 * 5 * 64, 1), b = randomVector(a.size(), 2),
+                     c = randomVector(a.size(), 3), out(a.size());
+  for (auto [rows, length] : {std::pair<int64_t, int64_t>{2, 7}, {3, 5}, {4, 1}}) {
+    std::string text = chainAt(rows, length);
+    std::vector<int64_t> shape = {rows, length, 64};
+    auto chain = jit.compileCpu(text, "jit_add_tanh_mul",
+                                jit.analyze(text, "jit_add_tanh_mul").inputs);
+    size_t size = rows * length * 64;
+    chain->run({{a.data(), shape}, {b.data(), shape}, {c.data(), shape}},
+               {{out.data(), shape}});
+    for (size_t i = 0; i < size; ++i)
+      ASSERT_NEAR(out[i], std::tanh(a[i] + b[i]) * c[i], 1e-5) << "at " << i;
+  }
+  // [2, 7] and [3, 5] share one function; a length of 1 is another (a size
+  // 1 broadcasts, so it stays in the type).
+  EXPECT_EQ(jit.stats().compiled, 2);
+}
+
+TEST_F(JitTest, ARegionSlicingAnInnerDimKeepsItsShapes) {
+  // A slice of dim 1 reads by the traced sizes: one compile per shape.
+  auto slice = [](int64_t length) {
+    auto type = [](int64_t size) {
+      return "tensor<2x" + std::to_string(size) + "x16xf32, #fxmlir.device<\"cpu\">>";
+    };
+    std::string t = type(length), half = type(length / 2);
+    return "func.func private @jit_slice_neg(%x: " + t + ") -> " + half +
+           " {\n  %0 = fxmlir.aten.slice.Tensor %x {dim = 1 : i64, start = 0 : i64, "
+           "end = " + std::to_string(length / 2) + " : i64, step = 1 : i64} : (" + t +
+           ") -> " + half + "\n  %1 = fxmlir.aten.neg %0 : (" + half + ") -> " + half +
+           "\n  return %1 : " + half + "\n}\n";
+  };
+  Jit jit(options());
+  for (int64_t length : {4, 6}) {
+    std::string text = slice(length);
+    jit.compileCpu(text, "jit_slice_neg", jit.analyze(text, "jit_slice_neg").inputs);
+  }
   EXPECT_EQ(jit.stats().compiled, 2);
 }
 
@@ -144,11 +193,11 @@ TEST_F(JitTest, FreshJitLoadsFromTheDiskCache) {
 }
 
 TEST_F(JitTest, CompilesOnManyThreadsAtOnce) {
-  // Each thread compiles the chain for its own row count: distinct code,
+  // Each thread compiles the chain for its own row width: distinct code,
   // each compile with its own context and target machine.
-  auto chainOf = [](int rows) {
+  auto chainOf = [](int width) {
     std::string text = kChain;
-    text.replace(text.find("8x64"), 4, std::to_string(rows) + "x64");
+    text.replace(text.find("8x64"), 4, "8x" + std::to_string(width));
     return text;
   };
   Jit jit(options());
@@ -160,8 +209,8 @@ TEST_F(JitTest, CompilesOnManyThreadsAtOnce) {
     threads.emplace_back([&, t] {
       try {
         compiled[t] = jit.compileCpu(
-            chainOf(t + 1), "jit_add_tanh_mul",
-            std::vector<TensorSpec>(3, {DType::Float32, {t + 1, 64}}));
+            chainOf(64 + t), "jit_add_tanh_mul",
+            std::vector<TensorSpec>(3, {DType::Float32, {8, 64 + t}}));
       } catch (const Error &error) {
         errors[t] = error.what();
       }
@@ -172,13 +221,13 @@ TEST_F(JitTest, CompilesOnManyThreadsAtOnce) {
   EXPECT_EQ(jit.stats().idleCompilers, 1);
   for (int t = 0; t < kThreads; ++t) {
     ASSERT_TRUE(compiled[t]) << errors[t];
-    size_t size = (t + 1) * 64;
+    size_t size = 8 * (64 + t);
     std::vector<float> a = randomVector(size, t), b = randomVector(size, t + 7),
                        c = randomVector(size, t + 13), out(size);
-    compiled[t]->run({{a.data(), {t + 1, 64}},
-                      {b.data(), {t + 1, 64}},
-                      {c.data(), {t + 1, 64}}},
-                     {{out.data(), {t + 1, 64}}});
+    compiled[t]->run({{a.data(), {8, 64 + t}},
+                      {b.data(), {8, 64 + t}},
+                      {c.data(), {8, 64 + t}}},
+                     {{out.data(), {8, 64 + t}}});
     for (size_t i = 0; i < size; ++i)
       ASSERT_NEAR(out[i], std::tanh(a[i] + b[i]) * c[i], 1e-5)
           << "thread " << t << " at " << i;

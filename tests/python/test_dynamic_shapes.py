@@ -77,6 +77,26 @@ def test_symbolic_layouts_and_eval_steps_keep_their_regions(tmp_path):
         assert all(s["fused_ops"].get("fxmlir.mlir_jit") for s in stages[stage]), stage
 
 
+def test_a_region_traced_at_other_lengths_is_not_compiled_again():
+    """Dynamo compiles a graph per length here (dynamic=False); each graph's
+    regions are the first one's at other sizes: one compile serves them."""
+    def f(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(x + y) * x
+
+    compiled = torch.compile(f, dynamic=False, backend=fxmlir.backend(strict=True))
+    builds = []
+    for length in (7, 9, 11):
+        x, y = (torch.randn(2, length, 32, requires_grad=True) for _ in range(2))
+        before = _jit_builds()
+        out = compiled(x, y)
+        out.square().sum().backward()
+        builds.append(_jit_builds() - before)
+        torch.testing.assert_close(out, f(x, y))
+        torch.testing.assert_close(x.grad, torch.func.grad(
+            lambda a: f(a, y).square().sum())(x.detach()))
+    assert builds[0] >= 2 and builds[1:] == [0, 0], builds
+
+
 class _BiasGelu(torch.nn.Module):
     """GPT-2's Conv1D: addmm on the flattened rows, viewed back to
     [batch, length, features] by sizes that are symbolic."""
@@ -202,9 +222,10 @@ def _train(model, steps, dynamic, eval_after, eager=None):
 
 
 _GPT2_FLOATS = pytest.mark.xfail(strict=True, reason=(
-    "open: with dynamic=True Dynamo turns gelu_new's Python float constants "
-    "into graph inputs (0-d tensors), which fxmlir-recognize-gelu does not "
-    "read as constants: GPT-2's bias + GELU stays unfused (a JIT region)"))
+    "open: with dynamic=True Dynamo does not specialize floats, and gelu_new's "
+    "math.pi (a module global) becomes a graph input read by .item(): its "
+    "sqrt(2/pi) is no constant to fxmlir-recognize-gelu, so GPT-2's bias + "
+    "GELU stays unfused (the formula becomes a JIT region)"))
 
 
 @pytest.mark.parametrize("dynamic", [None, True], ids=["automatic", "dynamic"])

@@ -747,6 +747,19 @@ Jit::compileCpu(const std::string &moduleText, const std::string &function,
                 const std::vector<TensorSpec> &inputs) {
   std::string key = impl->key(moduleText, function, inputs, "cpu");
   return cached(impl->cacheMutex, impl->cache, impl->stats, key, [&] {
+    // The same region traced at another batch or length is the same generic
+    // function: compiled once for all of them.
+    std::optional<GenericFunction> generic =
+        impl->withCompiler([&](Impl::Compiler &compiler) {
+          return generalize(compiler.context, moduleText, function, inputs);
+        });
+    if (generic) {
+      try {
+        return compileCpu(generic->text, function, generic->inputs);
+      } catch (const Error &) {
+        // Some lowering needs the traced sizes: compiled for them below.
+      }
+    }
     return impl->compileOrLoad<CompiledFunction>(
         key, moduleText, function, inputs,
         [&](mlir::ModuleOp module, llvm::TargetMachine &machine) {

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -298,6 +299,118 @@ static bool rowsSplit(const RowAnalysis &rows, const Signature &signature) {
       return false;
   }
   return true;
+}
+
+/// The dim `attr` (a dim attribute of `op`) names, counted from the end of
+/// `op`'s first operand's dims: 0 for the last.
+static std::optional<int64_t> dimFromEnd(Operation *op, StringRef attr) {
+  auto dim = op->getAttrOfType<IntegerAttr>(attr);
+  int64_t rank = rankOf(op->getOperand(0));
+  if (!dim || rank == 0)
+    return std::nullopt;
+  int64_t d = dim.getInt() < 0 ? dim.getInt() + rank : dim.getInt();
+  return rank - 1 - d;
+}
+
+/// Whether `op` computes the same for any sizes of its operands' dims but
+/// the last: it reads no size from an attribute, and moves no element
+/// across those dims.
+static bool takesSizesFromOperands(Operation *op) {
+  if (isa<NoneOp>(op))
+    return true;
+  std::optional<JitOpKind> kind = getJitOpKind(op);
+  if (!kind || kind == JitOpKind::ElementwiseOverRows)
+    return false;
+  StringRef name = op->getName().getStringRef();
+  if (name == "fxmlir.aten.slice.Tensor" || name == "fxmlir.aten.cat")
+    return dimFromEnd(op, "dim") == 0;
+  if (name == "fxmlir.aten.transpose.int")
+    return dimFromEnd(op, "dim0") != 0 && dimFromEnd(op, "dim1") != 0;
+  if (name == "fxmlir.aten.permute") {
+    auto dims = op->getAttrOfType<DenseI64ArrayAttr>("dims");
+    int64_t rank = rankOf(op->getOperand(0));
+    return dims && rank > 0 &&
+           (dims.asArrayRef().back() == rank - 1 || dims.asArrayRef().back() == -1);
+  }
+  // slice_backward places its input by the sizes it names.
+  auto target = op->getAttrOfType<StringAttr>("target");
+  return !target || target.getValue() != "aten::slice_backward.default";
+}
+
+/// `type` with every dim but the last dynamic where it is static and not 1.
+static Type generalizedType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() == 0)
+    return type;
+  SmallVector<int64_t> shape(tensor.getShape());
+  for (int64_t &size : llvm::drop_end(shape))
+    if (size != 1)
+      size = ShapedType::kDynamic;
+  return RankedTensorType::get(shape, tensor.getElementType(),
+                               tensor.getEncoding());
+}
+
+/// Whether `inputs` have the dtypes and ranks of `own` and agree with it on
+/// every dim static in both.
+static bool fits(const std::vector<TensorSpec> &inputs,
+                 const std::vector<TensorSpec> &own) {
+  if (inputs.size() != own.size())
+    return false;
+  for (auto [input, expected] : llvm::zip(inputs, own)) {
+    if (input.dtype != expected.dtype ||
+        input.dims.size() != expected.dims.size())
+      return false;
+    for (auto [size, written] : llvm::zip(input.dims, expected.dims))
+      if (size < kDynamic ||
+          (size != kDynamic && written != kDynamic && size != written))
+        return false;
+  }
+  return true;
+}
+
+std::optional<GenericFunction>
+jit::generalize(MLIRContext &context, StringRef text, StringRef function,
+                const std::vector<TensorSpec> &inputs) {
+  // Whatever does not parse or generalize is left to specialize(), which
+  // says why.
+  DiagnosticCollector diagnostics(&context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, ParserConfig(&context));
+  auto func = module ? module->lookupSymbol<func::FuncOp>(function) : nullptr;
+  if (!func || func.isExternal() || !func.getBody().hasOneBlock() ||
+      !llvm::all_of(func.front().without_terminator(),
+                    [](Operation &op) { return takesSizesFromOperands(&op); }))
+    return std::nullopt;
+  try {
+    if (!fits(inputs, argumentSpecs(func)))
+      return std::nullopt;
+  } catch (const Error &) { // an argument the JIT does not take
+    return std::nullopt;
+  }
+  bool changed = false;
+  auto generalize = [&](Value value) {
+    Type type = generalizedType(value.getType());
+    changed |= type != value.getType();
+    value.setType(type);
+  };
+  for (BlockArgument arg : func.getArguments())
+    generalize(arg);
+  func.walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      generalize(result);
+  });
+  if (!changed)
+    return std::nullopt;
+  func.setType(FunctionType::get(
+      &context, func.front().getArgumentTypes(),
+      func.front().getTerminator()->getOperandTypes()));
+  if (failed(verify(func)))
+    return std::nullopt;
+  GenericFunction generic;
+  llvm::raw_string_ostream os(generic.text);
+  func->print(os);
+  generic.inputs = argumentSpecs(func);
+  return generic;
 }
 
 SpecializedFunction jit::specialize(MLIRContext &context, StringRef text,

@@ -263,7 +263,11 @@ public:
 
   /// Compiles `function` for the host CPU at O3 for inputs of `inputs`: the
   /// function's dtypes, its static dims or kDynamic (a dim kDynamic here
-  /// may be static in the function, and the other way round). Returns the
+  /// may be static in the function, and the other way round). When its ops
+  /// take their sizes from their operands, the code is compiled for every
+  /// dim but the last dynamic (sizes of 1 kept), so a region traced at
+  /// other batch sizes and lengths reuses it: the returned function's
+  /// signature may be more general than `inputs`. Returns the
   /// cached code when there is some: from disk only when the entry's
   /// checksum and key verify and its signature is the function's for these
   /// inputs, else the entry is discarded, compiled again and rewritten.
@@ -298,8 +302,9 @@ public:
   /// What the Jit worked around since the last call, for its user to show
   /// as warnings: the first disk cache entry that did not verify (rebuilt;
   /// later ones only count in stats().diskDiscarded), the first entry that
-  /// could not be written (the code stays in memory). At most one of each
-  /// kind per Jit.
+  /// could not be written (the code stays in memory), a cache directory not
+  /// used (no directory, another user's, or writable by group or others).
+  /// At most one of each kind per Jit.
   std::vector<std::string> takeWarnings();
 
   struct Impl;
