@@ -17,7 +17,6 @@ import torch
 import torch.fx as fx
 from torch._dynamo.backends.common import aot_autograd
 from torch._dynamo.exc import RestartAnalysis
-from torch._functorch.aot_autograd import make_boxed_func
 
 from fxmlir import logs
 from fxmlir.config import REMOVED, BackendOptions, Options
@@ -107,8 +106,7 @@ def fxmlir_backend(gm: fx.GraphModule, example_inputs: list[Any],
             if selected in opts.stages:
                 compiled = round_trip_or_fallback(graph, graph_id, stage, opts,
                                                   input_names=primals)
-            run = make_boxed_func(guarded(compiled, graph, f"{graph_id}/{stage}",
-                                           opts.strict))
+            run = guarded(compiled, graph, f"{graph_id}/{stage}", opts.strict)
             if graphs is None:
                 return run
             if stage == "backward":

@@ -31,8 +31,10 @@ class ExportFailure(RuntimeError):
 
 class _GraphBuilder:
     def __init__(self, imported: ImportedGraph, original: fx.GraphModule,
-                 jit_functions: Mapping[str, str]) -> None:
+                 jit_functions: Mapping[str, str], used: set[int]) -> None:
         self.imported = imported
+        # The JSON values some op or the return reads.
+        self.used = used
         self.jit_functions = jit_functions
         self.original = {n.name: n for n in original.graph.nodes}
         self.graph_fake_modes = [
@@ -42,7 +44,7 @@ class _GraphBuilder:
         self.graph = fx.Graph()
         self.graph._codegen = copy.deepcopy(original.graph._codegen)
         # JSON value id -> FX node / Python value, or (node, index) of a
-        # multi-result op whose getitem is created on first use.
+        # result of a multi-result op that nothing reads.
         self.env: dict[int, Any] = {}
         # Sizes the nodes the exporter makes take, from the graph's inputs.
         self.sizes = SizeValues(self.graph)
@@ -179,8 +181,13 @@ class _GraphBuilder:
         if single and len(results) == 1:
             self.env[results[0]["id"]] = node
         else:
+            # Each result taken out at once: the tuple then dies here, and
+            # each result after its own last use, not after the last use of
+            # any result (a region's outputs would stay alive together).
             for index, result in enumerate(results):
                 self.env[result["id"]] = (node, index)
+                if result["id"] in self.used:
+                    self.value(result["id"])
 
     def _set_meta(self, node: fx.Node, op: dict) -> None:
         original = self._same_call(op, node.target)
@@ -250,7 +257,8 @@ def export_graph(module_json: dict, imported: ImportedGraph, original: fx.GraphM
     `jit_functions` holds the text of the regions its mlir_jit ops call."""
     (function,) = [f for f in module_json["functions"] if f["name"] == imported.func_name]
     jit_functions = jit_functions or {}
-    builder = _GraphBuilder(imported, original, jit_functions)
+    used = {i for op in function["ops"] for i in op["operands"]} | set(function["returns"])
+    builder = _GraphBuilder(imported, original, jit_functions, used)
     placeholders = [n for n in original.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(function["arguments"]):
         raise ExportFailure(f"@{imported.func_name} has {len(function['arguments'])} "

@@ -20,6 +20,7 @@ import traceback
 from typing import Any, Callable
 
 import torch.fx as fx
+from torch.fx.graph import _BoxedCodeGen  # AOTAutograd's boxed convention, as its own graphs
 
 from fxmlir.roundtrip import fall_back
 
@@ -54,37 +55,64 @@ def warn_traced_fallback(graph: str, error: BaseException, strict: bool) -> None
 
 
 class RuntimeFallback:
-    """Calls `compiled`; from its first failure on, `original` (under
-    `strict`, each failure raises)."""
+    """Calls `compiled` in AOTAutograd's boxed convention (it takes the list
+    of inputs and empties it, so that each input dies after its last use in
+    the graph, as in AOTAutograd's own graphs); on its first call, `original`
+    on the same inputs if it fails, and from then on. After a first call that
+    succeeded the inputs are not kept for a rerun (they would stay alive
+    through the whole graph): a later failure raises FallbackError."""
 
-    def __init__(self, compiled: Callable[..., Any], original: Callable[..., Any],
+    def __init__(self, compiled: Callable[[list[Any]], Any], original: Callable[..., Any],
                  graph: str, strict: bool = False) -> None:
         self.compiled = compiled
         self.original = original
         self.graph = graph
         self.strict = strict
         self.failed = False
+        self.succeeded = False
+        # AOTAutograd passes the inputs as one list; on the instance, so that
+        # wrappers copying its __dict__ (torch._dynamo.disable) keep it.
+        self._boxed_call = True
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, args: list[Any]) -> Any:
         if self.failed:
             return self.original(*args)
+        if self.succeeded:
+            try:
+                return self.compiled(args)
+            except Exception as error:
+                fall_back(f"fxmlir: {self.graph} graph failed at run time, after its first "
+                          f"call ran, when its inputs are no longer kept for a rerun: "
+                          f"{_describe(error)}", True, error)
+        held = list(args)
         try:
-            return self.compiled(*args)
+            result = self.compiled(args)
         except Exception as error:
             message = (f"fxmlir: {self.graph} graph failed at run time and is replaced by "
                        f"the original graph: {_describe(error)}")
             if self.strict:
                 fall_back(message, True, error)  # raises FallbackError
-            result = self.original(*args)  # the user's own error, if any, raises here
+            result = self.original(*held)  # the user's own error, if any, raises here
             self.failed = True
             fall_back(message, False, stacklevel=2)
             return result
+        self.succeeded = True
+        return result
 
 
 def guarded(compiled: fx.GraphModule, original: fx.GraphModule,
-            graph: str, strict: bool = False) -> Callable[..., Any]:
-    """`compiled`'s forward, falling back to `original`'s when it raises;
-    just `compiled`'s when it is the original (nothing to fall back to)."""
+            graph: str, strict: bool = False) -> Callable[[list[Any]], Any]:
+    """`compiled`'s forward in the boxed convention, falling back to
+    `original`'s when its first call raises; just `compiled`'s when it is the
+    original (nothing to fall back to)."""
+    compiled.graph.set_codegen(_BoxedCodeGen())
+    compiled.recompile()
     if compiled is original:
-        return compiled.forward
+        forward = compiled.forward
+
+        def boxed(args: list[Any]) -> Any:
+            return forward(args)
+
+        boxed._boxed_call = True  # type: ignore[attr-defined]
+        return boxed
     return RuntimeFallback(compiled.forward, original.forward, graph, strict)

@@ -109,3 +109,25 @@ def test_strict_raises_when_autograd_cannot_trace_the_graph(monkeypatch):
                        r"on the round-tripped graph: .*RuntimeError: no fake kernel") as raised:
         compiled(torch.randn(4, 8, requires_grad=True))
     assert isinstance(raised.value.inner_exception, FallbackError)
+
+
+def test_a_compiled_graph_takes_its_inputs_boxed_and_lets_them_go():
+    """As AOTAutograd's own graphs do: the graph empties the list of inputs,
+    so that each input dies after its last use in the graph, not when the
+    whole graph returns (a backward's saved activations stayed alive through
+    it, 21 % above eager's peak on the zoo's LLaMA)."""
+    import weakref
+
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from fxmlir.runtime_fallback import guarded
+
+    original = make_fx(lambda x: x * 2)(torch.randn(4))
+    run = guarded(copy.deepcopy(original), original, "g")
+    for _ in range(2):  # the first call keeps the inputs for a rerun; no later one
+        args = [torch.randn(4)]
+        expected = args[0] * 2
+        alive = weakref.ref(args[0])
+        torch.testing.assert_close(run(args), expected)
+        assert args == []
+        assert alive() is None
