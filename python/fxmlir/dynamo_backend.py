@@ -17,9 +17,11 @@ import torch
 import torch.fx as fx
 from torch._dynamo.backends.common import aot_autograd
 from torch._dynamo.exc import RestartAnalysis
+from torch._functorch.partitioners import default_partition, min_cut_rematerialization_partition
 
 from fxmlir import logs
 from fxmlir.config import REMOVED, BackendOptions, Options
+from fxmlir.mutation import mutation_touching_nodes
 from fxmlir.roundtrip import round_trip_or_fallback
 from fxmlir.runtime_fallback import guarded, warn_traced_fallback
 
@@ -114,8 +116,15 @@ def fxmlir_backend(gm: fx.GraphModule, example_inputs: list[Any],
             return graphs.forward(stage, graph, run, inputs)
         return compile_graph
 
+    # Min-cut rematerialization (as Inductor and aot_eager): the forward saves
+    # what is costly to recompute and the backward recomputes the rest, which
+    # its JIT regions fuse; AOTAutograd's default saved more than eager keeps.
+    # Not for a graph that writes in place: it may recompute from an input
+    # the step has written since (autograd's version check fails).
+    partition = default_partition if mutation_touching_nodes(dynamo_graph.graph) \
+        else min_cut_rematerialization_partition
     autodiff = aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
-                            inference_compiler=compiler("inference"))
+                            inference_compiler=compiler("inference"), partition_fn=partition)
     if gm is dynamo_graph:
         return autodiff(gm, example_inputs)
     try:
