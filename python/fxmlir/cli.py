@@ -126,19 +126,9 @@ def _unparsable(text: str, error: str) -> str:
     return f"not MLIR the core can parse (line {line}:{column}: {match[3]})"
 
 
-def _function_text(module_text: str, name: str) -> str | None:
-    """`func.func private @name` of a module laid out as the printer does
-    (2-space indent, so its end is the first `  }` line); None otherwise.
-    fxmlir.jit.function_text does this but imports torch."""
-    start = module_text.find(f"\n  func.func private @{name}(")
-    end = module_text.find("\n  }\n", start)
-    if start < 0 or end < 0:
-        return None
-    return module_text[start + len("\n  "):end + len("\n  }\n")]
-
-
 def _region(args: argparse.Namespace) -> int:
     from fxmlir import _C
+    from fxmlir.region_text import function_text
     from fxmlir.report import read_text
 
     path = Path(args.mlir)
@@ -157,7 +147,7 @@ def _region(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.mlir}: no JIT region @{args.function}; its regions: "
                          f"{', '.join(names) or 'none'}")
     # Another layout (hand-written) is sliced from the module as printed.
-    print(_function_text(text, args.function) or _function_text(str(module), args.function),
+    print(function_text(text, args.function) or function_text(str(module), args.function),
           end="")
     return 0
 

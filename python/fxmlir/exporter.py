@@ -107,8 +107,8 @@ class _GraphBuilder:
         rewrite that makes a view keeps the location of the value it
         replaces, whose shape the view's result has."""
         original = self.original.get(op.get("loc"))
-        shape = node_value(original).shape if original is not None and \
-            isinstance(node_value(original), torch.Tensor) else None
+        value = node_value(original) if original is not None else None
+        shape = value.shape if isinstance(value, torch.Tensor) else None
         if shape is None or len(shape) != len(sizes):
             raise ExportFailure(f"op {op['name']} ({op.get('loc', 'no name')}) has symbolic "
                                 "sizes and stands for no node of the graph with its shape")

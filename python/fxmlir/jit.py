@@ -15,7 +15,7 @@ from typing import Any, Callable
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from fxmlir import _C, importer
+from fxmlir import _C, importer, region_text
 import fxmlir.jit_ops  # noqa: F401  (loads torch.ops.fxmlir.mlir_jit)
 
 __all__ = ["JitGraph", "function_text", "outline", "region_functions", "stats"]
@@ -32,9 +32,10 @@ def region_functions(module: _C.Module) -> dict[str, str]:
 def function_text(module_text: str, name: str) -> str:
     """The text of `func.func private @name` in a printed module: all that an
     mlir_jit call of it needs."""
-    start = module_text.index(f"func.func private @{name}(")
-    end = module_text.index("\n  }\n", start) + len("\n  }\n")
-    return module_text[start:end]
+    text = region_text.function_text(module_text, name)
+    if text is None:
+        raise ValueError(f"the module has no function @{name}")
+    return text
 
 
 class JitGraph:

@@ -133,9 +133,11 @@ std::string chainAt(int64_t rows, int64_t length) {
 
 TEST_F(JitTest, OneCompileServesARegionTracedAtEveryShape) {
   Jit jit(options());
-  std::vector<float> a = randomVector(3 * 5 * 64, 1), b = randomVector(a.size(), 2),
-                     c = randomVector(a.size(), 3), out(a.size());
-  for (auto [rows, length] : {std::pair<int64_t, int64_t>{2, 7}, {3, 5}, {4, 1}}) {
+  size_t most = 3 * 5 * 64;
+  std::vector<float> a = randomVector(most, 1), b = randomVector(most, 2),
+                     c = randomVector(most, 3), out(most);
+  for (auto [rows, length] :
+       {std::pair<int64_t, int64_t>{2, 7}, {3, 5}, {4, 1}}) {
     std::string text = chainAt(rows, length);
     std::vector<int64_t> shape = {rows, length, 64};
     auto chain = jit.compileCpu(text, "jit_add_tanh_mul",
@@ -151,23 +153,28 @@ TEST_F(JitTest, OneCompileServesARegionTracedAtEveryShape) {
   EXPECT_EQ(jit.stats().compiled, 2);
 }
 
+// The first half of dim 1 of a [2, L, 16] tensor, negated.
+constexpr const char *kSliceNeg = R"mlir(
+!t = tensor<2x{L}x16xf32, #fxmlir.device<"cpu">>
+!half = tensor<2x{H}x16xf32, #fxmlir.device<"cpu">>
+func.func private @jit_slice_neg(%x: !t) -> !half {
+  %0 = fxmlir.aten.slice.Tensor %x {dim = 1 : i64, start = 0 : i64, end = {H} : i64, step = 1 : i64} : (!t) -> !half
+  %1 = fxmlir.aten.neg %0 : (!half) -> !half
+  return %1 : !half
+}
+)mlir";
+
 TEST_F(JitTest, ARegionSlicingAnInnerDimKeepsItsShapes) {
   // A slice of dim 1 reads by the traced sizes: one compile per shape.
-  auto slice = [](int64_t length) {
-    auto type = [](int64_t size) {
-      return "tensor<2x" + std::to_string(size) + "x16xf32, #fxmlir.device<\"cpu\">>";
-    };
-    std::string t = type(length), half = type(length / 2);
-    return "func.func private @jit_slice_neg(%x: " + t + ") -> " + half +
-           " {\n  %0 = fxmlir.aten.slice.Tensor %x {dim = 1 : i64, start = 0 : i64, "
-           "end = " + std::to_string(length / 2) + " : i64, step = 1 : i64} : (" + t +
-           ") -> " + half + "\n  %1 = fxmlir.aten.neg %0 : (" + half + ") -> " + half +
-           "\n  return %1 : " + half + "\n}\n";
-  };
   Jit jit(options());
   for (int64_t length : {4, 6}) {
-    std::string text = slice(length);
-    jit.compileCpu(text, "jit_slice_neg", jit.analyze(text, "jit_slice_neg").inputs);
+    std::string text = kSliceNeg;
+    for (auto [mark, size] : {std::pair<std::string, int64_t>{"{L}", length},
+                              {"{H}", length / 2}})
+      for (size_t at; (at = text.find(mark)) != std::string::npos;)
+        text.replace(at, mark.size(), std::to_string(size));
+    jit.compileCpu(text, "jit_slice_neg",
+                   jit.analyze(text, "jit_slice_neg").inputs);
   }
   EXPECT_EQ(jit.stats().compiled, 2);
 }

@@ -95,15 +95,14 @@ static std::vector<TensorSpec> argumentSpecs(func::FuncOp func) {
   return specs;
 }
 
-/// Retypes the arguments to `specs`, which must agree with them on dtype,
+/// Throws Error unless `specs` agree with the arguments of `func` on dtype,
 /// rank and every dim static in both.
-static void retype(func::FuncOp func, const std::vector<TensorSpec> &specs) {
+static void checkFits(func::FuncOp func, const std::vector<TensorSpec> &specs) {
   std::vector<TensorSpec> own = argumentSpecs(func);
   std::string name = "@" + func.getSymName().str();
   if (specs.size() != own.size())
     throw Error(name + " takes " + std::to_string(own.size()) +
                 " inputs, got " + std::to_string(specs.size()));
-  Block &body = func.front();
   for (auto [index, spec] : llvm::enumerate(specs)) {
     std::string what = "input " + std::to_string(index) + " of " + name;
     if (spec.dtype != own[index].dtype)
@@ -112,7 +111,6 @@ static void retype(func::FuncOp func, const std::vector<TensorSpec> &specs) {
     if (spec.dims.size() != own[index].dims.size())
       throw Error(what + " has rank " + std::to_string(own[index].dims.size()) +
                   ", got rank " + std::to_string(spec.dims.size()));
-    SmallVector<int64_t> shape;
     for (auto [dim, size] : llvm::enumerate(spec.dims)) {
       int64_t expected = own[index].dims[dim];
       if (size < kDynamic ||
@@ -120,8 +118,18 @@ static void retype(func::FuncOp func, const std::vector<TensorSpec> &specs) {
         throw Error(what + " has size " + std::to_string(expected) +
                     " in dim " + std::to_string(dim) + ", got " +
                     std::to_string(size));
-      shape.push_back(size == kDynamic ? ShapedType::kDynamic : size);
     }
+  }
+}
+
+/// Retypes the arguments to `specs`, which must fit them (checkFits).
+static void retype(func::FuncOp func, const std::vector<TensorSpec> &specs) {
+  checkFits(func, specs);
+  Block &body = func.front();
+  for (auto [index, spec] : llvm::enumerate(specs)) {
+    SmallVector<int64_t> shape;
+    for (int64_t size : spec.dims)
+      shape.push_back(size == kDynamic ? ShapedType::kDynamic : size);
     BlockArgument arg = body.getArgument(index);
     auto type = cast<RankedTensorType>(arg.getType());
     arg.setType(RankedTensorType::get(shape, type.getElementType(),
@@ -129,6 +137,26 @@ static void retype(func::FuncOp func, const std::vector<TensorSpec> &specs) {
   }
   func.setType(FunctionType::get(func.getContext(), body.getArgumentTypes(),
                                  func.getResultTypes()));
+}
+
+/// The JIT module `text`, parsed; throws Error with the diagnostics.
+static OwningOpRef<ModuleOp> parseModule(MLIRContext &context, StringRef text) {
+  DiagnosticCollector diagnostics(&context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, ParserConfig(&context), "<jit module>");
+  if (!module)
+    diagnostics.fail("cannot parse the JIT module");
+  return module;
+}
+
+/// Function `name` of `module`, defined in one block; throws Error if not.
+static func::FuncOp findFunction(ModuleOp module, StringRef name) {
+  auto func = module.lookupSymbol<func::FuncOp>(name);
+  if (!func || func.isExternal())
+    throw Error("the JIT module has no function @" + name.str());
+  if (!func.getBody().hasOneBlock())
+    throw Error("@" + name.str() + " has more than one block");
+  return func;
 }
 
 namespace {
@@ -329,8 +357,10 @@ static bool takesSizesFromOperands(Operation *op) {
   if (name == "fxmlir.aten.permute") {
     auto dims = op->getAttrOfType<DenseI64ArrayAttr>("dims");
     int64_t rank = rankOf(op->getOperand(0));
-    return dims && rank > 0 &&
-           (dims.asArrayRef().back() == rank - 1 || dims.asArrayRef().back() == -1);
+    if (!dims || rank == 0)
+      return false;
+    int64_t last = dims.asArrayRef().back();
+    return last == rank - 1 || last == -1;
   }
   // slice_backward places its input by the sizes it names.
   auto target = op->getAttrOfType<StringAttr>("target");
@@ -350,54 +380,35 @@ static Type generalizedType(Type type) {
                                tensor.getEncoding());
 }
 
-/// Whether `inputs` have the dtypes and ranks of `own` and agree with it on
-/// every dim static in both.
-static bool fits(const std::vector<TensorSpec> &inputs,
-                 const std::vector<TensorSpec> &own) {
-  if (inputs.size() != own.size())
-    return false;
-  for (auto [input, expected] : llvm::zip(inputs, own)) {
-    if (input.dtype != expected.dtype ||
-        input.dims.size() != expected.dims.size())
-      return false;
-    for (auto [size, written] : llvm::zip(input.dims, expected.dims))
-      if (size < kDynamic ||
-          (size != kDynamic && written != kDynamic && size != written))
-        return false;
-  }
-  return true;
-}
-
 std::optional<GenericFunction>
 jit::generalize(MLIRContext &context, StringRef text, StringRef function,
                 const std::vector<TensorSpec> &inputs) {
-  // Whatever does not parse or generalize is left to specialize(), which
-  // says why.
-  DiagnosticCollector diagnostics(&context);
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(text, ParserConfig(&context));
-  auto func = module ? module->lookupSymbol<func::FuncOp>(function) : nullptr;
-  if (!func || func.isExternal() || !func.getBody().hasOneBlock() ||
-      !llvm::all_of(func.front().without_terminator(),
-                    [](Operation &op) { return takesSizesFromOperands(&op); }))
-    return std::nullopt;
+  // Whatever does not parse, fit or generalize is left to specialize(),
+  // which says why.
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp func;
   try {
-    if (!fits(inputs, argumentSpecs(func)))
-      return std::nullopt;
-  } catch (const Error &) { // an argument the JIT does not take
+    module = parseModule(context, text);
+    func = findFunction(*module, function);
+    checkFits(func, inputs);
+  } catch (const Error &) {
     return std::nullopt;
   }
+  if (!llvm::all_of(func.front().without_terminator(), [](Operation &op) {
+        return takesSizesFromOperands(&op);
+      }))
+    return std::nullopt;
   bool changed = false;
-  auto generalize = [&](Value value) {
+  auto widen = [&](Value value) {
     Type type = generalizedType(value.getType());
     changed |= type != value.getType();
     value.setType(type);
   };
   for (BlockArgument arg : func.getArguments())
-    generalize(arg);
+    widen(arg);
   func.walk([&](Operation *op) {
     for (Value result : op->getResults())
-      generalize(result);
+      widen(result);
   });
   if (!changed)
     return std::nullopt;
@@ -416,17 +427,8 @@ jit::generalize(MLIRContext &context, StringRef text, StringRef function,
 SpecializedFunction jit::specialize(MLIRContext &context, StringRef text,
                                     StringRef function,
                                     const std::vector<TensorSpec> *inputs) {
-  OwningOpRef<ModuleOp> parsed;
-  {
-    DiagnosticCollector diagnostics(&context);
-    parsed = parseSourceString<ModuleOp>(text, ParserConfig(&context),
-                                         "<jit module>");
-    if (!parsed)
-      diagnostics.fail("cannot parse the JIT module");
-  }
-  auto original = parsed->lookupSymbol<func::FuncOp>(function);
-  if (!original || original.isExternal())
-    throw Error("the JIT module has no function @" + function.str());
+  OwningOpRef<ModuleOp> parsed = parseModule(context, text);
+  func::FuncOp original = findFunction(*parsed, function);
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(original.getLoc());
   OpBuilder b(module->getBody(), module->getBody()->begin());
@@ -434,8 +436,6 @@ SpecializedFunction jit::specialize(MLIRContext &context, StringRef text,
   // output arguments.
   auto func = cast<func::FuncOp>(b.clone(*original));
   func.setPrivate();
-  if (!func.getBody().hasOneBlock())
-    throw Error("@" + function.str() + " has more than one block");
   for (Operation &op : func.front().without_terminator())
     if (!isa<NoneOp>(op) && !getJitOpKind(&op))
       throw Error("@" + function.str() + " holds an op the JIT cannot lower: " +
