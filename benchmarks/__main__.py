@@ -1,9 +1,11 @@
-"""python -m benchmarks --device cpu|cuda [--only ops,linear,mlp,gpt2,llama,roundtrip] [--threads N]
+"""python -m benchmarks --device cpu|cuda [--only ops,linear,mlp,gpt2,llama,roundtrip] [--dtypes f32,bf16] [--threads N] [--profile FILE]
 
 Runs the suite and writes the device's section of docs/benchmarks.md, its
-raw numbers to docs/benchmarks-<device>.json (a run with --only updates its
-sections and keeps the others') and a chart, docs/benchmarks-<device>.png,
-where matplotlib is installed."""
+raw numbers to docs/benchmarks-<device>.json (a run with --only or --dtypes
+replaces the rows it measured and keeps the others') and a chart,
+docs/benchmarks-<device>.png, where matplotlib is installed. Each section is
+written as soon as it is measured, so a run stopped midway keeps what it
+finished."""
 
 from __future__ import annotations
 
@@ -78,6 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=",".join(SECTIONS),
                         help=f"comma list of {', '.join(SECTIONS)}")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
+    parser.add_argument("--dtypes", default=",".join(suites.DTYPES),
+                        help=f"comma list of {', '.join(suites.DTYPES)}: the cases measured")
+    parser.add_argument("--profile", type=Path,
+                        help="append torch.profiler's per-op table of each training step "
+                             f"({', '.join(suites.PROFILED)}) to this file")
     parser.add_argument("--threads", type=int,
                         help="torch's CPU threads (default: torch's choice); on a machine "
                              "shared with other jobs, fewer threads than cores keep OpenMP "
@@ -90,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     only = set(args.only.split(","))
     if only - set(SECTIONS):
         parser.error(f"--only: unknown {', '.join(sorted(only - set(SECTIONS)))}")
+    dtypes = tuple(args.dtypes.split(","))
+    if set(dtypes) - set(suites.DTYPES):
+        parser.error(f"--dtypes: unknown {', '.join(sorted(set(dtypes) - set(suites.DTYPES)))}; "
+                     f"accepted: {', '.join(suites.DTYPES)}")
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: CUDA is not available")
 
@@ -101,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     torch._inductor.config.fx_graph_cache = False
     torch._functorch.config.enable_autograd_cache = False
     torch._dynamo.config.cache_size_limit = 64
-    sizes = suites.SIZES[args.device]
+    sizes = suites.SIZES[args.device].only(dtypes)
     sizes_note = ("the issue's sizes" if args.device == "cuda" else
                   "smaller than the CUDA tables' (x [16384, 4096], 8192 tokens for linear + "
                   "GELU, 16x512 for the MLP block, 8x512 for GPT-2) so that the suite "
@@ -120,25 +131,40 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{this['machine']}; torch {this['torch']}", flush=True)
     run["copy_gbps"] = timing.copy_gbps(args.device, sizes.copy_bytes, sizes.warmup, sizes.reps)
     print(f"copy: {run['copy_gbps']:.1f} GB/s", flush=True)
-    steps = {"ops": suites.fused_ops, "linear": suites.linear_gelu_results,
-             "mlp": suites.mlp_results, "gpt2": suites.gpt2_results,
+    kernels = {"ops": suites.fused_ops, "linear": suites.linear_gelu_results}
+    steps = {"mlp": suites.mlp_results, "gpt2": suites.gpt2_results,
              "llama": suites.llama_results}
-    for key, fn in steps.items():
-        if key in only:
-            run[key] = fn(args.device, sizes)
-            print(f"{key}: done", flush=True)
-    if "ops" in only:
-        run["ops_copy_gbps"] = run["copy_gbps"]
-    if "roundtrip" in only:
-        run["roundtrip"] = suites.round_trip_results()
-        run["outline"] = outline.results()
+    for key in (k for k in SECTIONS if k in only):
+        if key in kernels:
+            rows = kernels[key](args.device, sizes)
+        elif key in steps:
+            rows = steps[key](args.device, sizes, args.profile)
+        else:
+            run["roundtrip"] = suites.round_trip_results()
+            run["outline"] = outline.results()
+            rows = None
+        if rows is not None:
+            run[key] = _merged(run.get(key, []), rows)
+        if key == "ops":
+            run["ops_copy_gbps"] = run["copy_gbps"]
+        _write(args, raw, run)
+        print(f"{key}: done", flush=True)
+    print(report.section(args.device, run))
+    return 0
+
+
+def _merged(old: list[suites.Result], new: list[suites.Result]) -> list[suites.Result]:
+    """`new` in place of the rows of `old` with its cases and dtypes."""
+    fresh = {(r.case, r.dtype) for r in new}
+    kept = [r for r in old if (r.case, r.dtype) not in fresh]
+    return kept + new
+
+
+def _write(args: argparse.Namespace, raw: Path, run: dict[str, Any]) -> None:
     _save(raw, run)
     png = args.out.with_name(f"benchmarks-{args.device}.png")
     run["chart"] = png.name if report.chart(png, args.device, run) else None
-    text = report.section(args.device, run)
-    report.write(args.out, args.device, text)
-    print(text)
-    return 0
+    report.write(args.out, args.device, report.section(args.device, run))
 
 
 if __name__ == "__main__":

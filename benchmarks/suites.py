@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -40,6 +41,13 @@ class Sizes:
     mlp_cases: tuple[tuple[str, str], ...]  # (GELU approximate, dtype)
     gpt2_cases: tuple[str, ...]  # f32, bf16 autocast
     cuda_graphs: bool  # also time fxmlir with cudagraphs=True, Inductor reduce-overhead
+    dtypes: tuple[str, ...] = tuple(DTYPES)  # of every table (--dtypes)
+
+    def only(self, dtypes: tuple[str, ...]) -> "Sizes":
+        """These sizes with the cases of `dtypes` alone."""
+        return replace(self, dtypes=dtypes,
+                       mlp_cases=tuple(c for c in self.mlp_cases if c[1] in dtypes),
+                       gpt2_cases=tuple(c for c in self.gpt2_cases if c in dtypes))
 
 
 SIZES = {
@@ -123,7 +131,8 @@ def bias_gelu_dropout_backward(g, mask, x, b):
 
 def fused_ops(device: str, sizes: Sizes) -> list[Result]:
     results = []
-    for dtype_name, dtype in DTYPES.items():
+    for dtype_name in sizes.dtypes:
+        dtype = DTYPES[dtype_name]
         x = torch.randn(sizes.rows, sizes.cols, dtype=dtype, device=device)
         b, g, r = torch.randn(sizes.cols, dtype=dtype, device=device), torch.randn_like(x), \
             torch.randn_like(x)
@@ -168,7 +177,8 @@ def linear_gelu(x, w, b):
 def linear_gelu_results(device: str, sizes: Sizes) -> list[Result]:
     tokens, k, n = sizes.linear
     results = []
-    for dtype_name, dtype in DTYPES.items():
+    for dtype_name in sizes.dtypes:
+        dtype = DTYPES[dtype_name]
         x = torch.randn(tokens, k, dtype=dtype, device=device, requires_grad=True)
         w = (torch.randn(n, k, dtype=dtype, device=device) / math.sqrt(k)).requires_grad_()
         b = torch.randn(n, dtype=dtype, device=device, requires_grad=True)
@@ -206,13 +216,14 @@ def mlp_block(approximate: str) -> nn.Module:
 
 def _implementations(model: nn.Module, sizes: Sizes) -> dict[str, Callable]:
     # fxmlir's default outlines JIT regions on CPU tensors: "no regions" shows
-    # what they add; on CUDA they are opt-in ("codegen"). First calls run in
-    # this order, in one process: "no regions" before the default, so that
-    # fxmlir's one-time start (its libraries, the MLIR context) is not
-    # counted as what regions add.
-    impls: dict[str, Callable] = {"eager": model, "Inductor": _compiled(model),
-                                  "fxmlir no regions": _compiled(model, _fxmlir(codegen=False)),
-                                  "fxmlir": _compiled(model, _fxmlir())}
+    # what they add; on CUDA they are opt-in ("codegen"), so there the default
+    # is "no regions". First calls run in this order, in one process: "no
+    # regions" before the default, so that fxmlir's one-time start (its
+    # libraries, the MLIR context) is not counted as what regions add.
+    impls: dict[str, Callable] = {"eager": model, "Inductor": _compiled(model)}
+    if not sizes.cuda_graphs:  # the CPU sizes
+        impls["fxmlir no regions"] = _compiled(model, _fxmlir(codegen=False))
+    impls["fxmlir"] = _compiled(model, _fxmlir())
     if sizes.cuda_graphs:  # the CUDA sizes
         impls["fxmlir codegen"] = _compiled(model, _fxmlir(codegen=True))
         impls["Inductor reduce-overhead"] = _compiled(model, mode="reduce-overhead")
@@ -220,9 +231,31 @@ def _implementations(model: nn.Module, sizes: Sizes) -> dict[str, Callable]:
     return impls
 
 
+PROFILED = ("eager", "Inductor", "fxmlir", "fxmlir codegen")
+
+
+def _profile(path: Path, title: str, calls: dict[str, Callable[[], Any]],
+             device: str) -> None:
+    """Appends torch.profiler's per-op table of 3 warm steps of each of
+    PROFILED to `path`."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    sort = "cuda_time_total" if device == "cuda" else "self_cpu_time_total"
+    with path.open("a") as out:
+        for name in (n for n in PROFILED if n in calls):
+            timing.synchronize(device)
+            with profile(activities=activities) as prof:
+                for _ in range(3):
+                    calls[name]()
+                timing.synchronize(device)
+            out.write(f"=== {title}, {name}: 3 steps\n")
+            out.write(prof.key_averages().table(sort_by=sort, row_limit=25) + "\n")
+
+
 def _step_results(case: str, dtype: str, device: str, sizes: Sizes,
                   impls: dict[str, Callable], step: Callable[[Callable], Any],
-                  params: list[torch.Tensor]) -> Result:
+                  params: list[torch.Tensor], profile: Path | None) -> Result:
     def run(fn: Callable) -> Callable[[], Any]:
         def call() -> Any:
             for p in params:
@@ -240,10 +273,12 @@ def _step_results(case: str, dtype: str, device: str, sizes: Sizes,
                        else timing.saved_mib(call)}
     result = Result(case, dtype, timing.measure(calls, device, sizes.warmup, sizes.step_reps))
     result.extra = extra
+    if profile is not None:
+        _profile(profile, f"{case}, {dtype}", calls, device)
     return result
 
 
-def mlp_results(device: str, sizes: Sizes) -> list[Result]:
+def mlp_results(device: str, sizes: Sizes, profile: Path | None = None) -> list[Result]:
     batch, seq = sizes.mlp_tokens
     results = []
     for approximate, dtype_name in sizes.mlp_cases:
@@ -256,13 +291,13 @@ def mlp_results(device: str, sizes: Sizes) -> list[Result]:
         gelu = "erf GELU" if approximate == "none" else "tanh GELU"
         results.append(_step_results(
             f"MLP block ({gelu})", dtype_name, device, sizes, _implementations(model, sizes),
-            lambda fn: fn(x).backward(g), list(model.parameters())))
+            lambda fn: fn(x).backward(g), list(model.parameters()), profile))
     torch._dynamo.reset()
     return results
 
 
 def _transformer_results(title: str, build: Callable[[], nn.Module], vocab: int,
-                         device: str, sizes: Sizes) -> list[Result]:
+                         device: str, sizes: Sizes, profile: Path | None) -> list[Result]:
     """Training steps of a causal LM with its LM loss, f32 and bf16 autocast."""
     batch, seq = sizes.gpt2_tokens
     results = []
@@ -281,7 +316,7 @@ def _transformer_results(title: str, build: Callable[[], nn.Module], vocab: int,
         label = "bf16 autocast" if autocast else "f32"
         results.append(_step_results(title, label, device, sizes,
                                      _implementations(model, sizes), step,
-                                     list(model.parameters())))
+                                     list(model.parameters()), profile))
     torch._dynamo.reset()
     return results
 
@@ -289,15 +324,15 @@ def _transformer_results(title: str, build: Callable[[], nn.Module], vocab: int,
 VOCAB = 8192
 
 
-def gpt2_results(device: str, sizes: Sizes) -> list[Result]:
+def gpt2_results(device: str, sizes: Sizes, profile: Path | None = None) -> list[Result]:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     config = GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=VOCAB, n_positions=512)
     return _transformer_results("GPT-2 (4 layers, 512 wide)",
-                                lambda: GPT2LMHeadModel(config), VOCAB, device, sizes)
+                                lambda: GPT2LMHeadModel(config), VOCAB, device, sizes, profile)
 
 
-def llama_results(device: str, sizes: Sizes) -> list[Result]:
+def llama_results(device: str, sizes: Sizes, profile: Path | None = None) -> list[Result]:
     """LLaMA-style: no biases, RMSNorm, SwiGLU, rotary embeddings."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -305,7 +340,7 @@ def llama_results(device: str, sizes: Sizes) -> list[Result]:
                          num_key_value_heads=8, intermediate_size=1376, vocab_size=VOCAB,
                          max_position_embeddings=512)
     return _transformer_results("LLaMA-style (4 layers, 512 wide)",
-                                lambda: LlamaForCausalLM(config), VOCAB, device, sizes)
+                                lambda: LlamaForCausalLM(config), VOCAB, device, sizes, profile)
 
 
 def round_trip_results() -> list[dict[str, float]]:

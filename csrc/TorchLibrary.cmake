@@ -58,6 +58,35 @@ if(FXMLIR_TORCH_CUDA_VERSION)
   message(STATUS "fxmlir: torch has CUDA ${FXMLIR_TORCH_CUDA_VERSION}, "
     "building CUDA kernels for ${FXMLIR_CUDA_ARCHITECTURES}")
   list(APPEND torch_libraries torch_cuda c10_cuda)
+  # torch's CUDA headers include the CUDA math libraries' (cuBLAS, cuSPARSE,
+  # cuSOLVER), and the GEMM epilogues call cuBLASLt: the ones torch loads,
+  # from its nvidia pip package where it has one, else the CUDA toolkit's.
+  execute_process(
+    COMMAND ${Python3_EXECUTABLE} -c [=[
+import glob, os
+try:
+    import nvidia
+    roots = list(nvidia.__path__)
+except ImportError:
+    roots = []
+headers = [h for r in roots for h in glob.glob(os.path.join(r, "*", "include", "cublasLt.h"))]
+libs = [l for r in roots for l in glob.glob(os.path.join(r, "*", "lib", "libcublasLt.so.*"))]
+print(os.path.dirname(headers[0]) if headers and libs else "")
+print(sorted(libs)[0] if headers and libs else "")
+]=]
+    OUTPUT_VARIABLE cublaslt_info OUTPUT_STRIP_TRAILING_WHITESPACE
+    COMMAND_ERROR_IS_FATAL ANY)
+  string(REPLACE "\n" ";" cublaslt_info "${cublaslt_info}")
+  list(LENGTH cublaslt_info cublaslt_fields)
+  if(cublaslt_fields EQUAL 2)
+    list(GET cublaslt_info 0 FXMLIR_CUDA_LIBRARIES_INCLUDE_DIR)
+    list(GET cublaslt_info 1 FXMLIR_CUBLASLT_LIBRARY)
+  else()
+    find_package(CUDAToolkit REQUIRED)
+    set(FXMLIR_CUDA_LIBRARIES_INCLUDE_DIR ${CUDAToolkit_INCLUDE_DIRS})
+    set(FXMLIR_CUBLASLT_LIBRARY CUDA::cublasLt)
+  endif()
+  message(STATUS "fxmlir: cuBLASLt ${FXMLIR_CUBLASLT_LIBRARY}")
 else()
   message(STATUS "fxmlir: building CPU kernels only")
 endif()
@@ -110,6 +139,8 @@ function(fxmlir_add_torch_library target)
       CUDA_ARCHITECTURES "${FXMLIR_CUDA_ARCHITECTURES}"
       # Share torch's libcudart instead of a static copy.
       CUDA_RUNTIME_LIBRARY Shared)
+    target_include_directories(${target} SYSTEM PRIVATE
+      ${FXMLIR_CUDA_LIBRARIES_INCLUDE_DIR})
     # The __CUDA_NO_* macros as in torch's extensions: c10::Half/BFloat16
     # bring their own conversions, which cuda_fp16's would make ambiguous.
     target_compile_options(${target} PRIVATE

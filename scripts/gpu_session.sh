@@ -1,111 +1,157 @@
 #!/usr/bin/env bash
-# The CUDA half of fxmlir on a GPU machine that has torch 2.11+cu130, nvcc,
-# cmake and ninja but no MLIR: builds the torch parts against a prebuilt
-# core, then runs the CUDA tests, the benchmark suite and a profile.
+# fxmlir's CUDA half on a GPU machine lent for 15 minutes in all (torch
+# 2.11+cu130, Python 3.12, nvcc, cmake, ninja, no MLIR, nothing to download).
+# Everything that can be built elsewhere is built here, beforehand:
 #
-#   bash scripts/gpu_session.sh PHASE...      (from the repository root)
-#
-# PHASE: pack | build | test | bench-kernels | bench-steps | profile | all
-#   pack           (here, where MLIR is) compresses the core into
-#                  build/fxmlir-core.tar.xz (about 16 MB): the core itself
-#                  (about 69 MB) is over the device tool's 64 MiB carry limit;
-#                  carry build/fxmlir-core.tar.xz, build unpacks it
-#   build          pip-installs fxmlir into /tmp/fxmlir-site (CUDA kernels for
-#                  sm_90); the core comes from build/package/fxmlir, built
-#                  where MLIR is (bash scripts/setup.sh) and carried along
-#   test           the whole pytest suite, CUDA variants included (lit and
-#                  GoogleTest need no GPU: CI runs them)
-#   bench-kernels  python -m benchmarks --device cuda --only ops,linear,roundtrip
-#   bench-steps    python -m benchmarks --device cuda --only mlp,gpt2
-#   profile        torch.profiler tables of the MLP block's bf16 step
-# Each phase builds first if this machine has no build yet. Logs and the
-# files to commit (docs/benchmarks.md, docs/benchmarks-cuda.*) go to $OUT.
+#   bash scripts/gpu_session.sh pack    (here, where MLIR is: about 6 minutes
+#                                        the first time, a 4.7 GB venv)
+#     builds the core and, against the GPU machine's torch (installed in
+#     $FXMLIR_DEVICE_VENV, default /tmp/fxmlir-device-venv: its C++ libraries
+#     are Python's version's alone), the torch op libraries with their CUDA
+#     kernels for sm_90, into build/gpu/fxmlir-prebuilt.tar.xz (about 20 MB);
+#   then, on the GPU machine, with build/gpu carried along, one command:
+#   bash scripts/gpu_session.sh run
+#     build     pip-installs fxmlir into /tmp/fxmlir-site: only fxmlir._C is
+#               compiled there (it needs that Python); without a usable
+#               prebuilt torch op library, all of csrc is built there;
+#     test      the tests a machine without CUDA skips (pytest --cuda-only);
+#     steps     the training steps in bf16 autocast, with a torch.profiler
+#               table per step, then the fused-kernel table, then f32
+#               (FXMLIR_BENCH_ONLY=gpt2: that step's rows alone);
+# every phase with its own time limit, in that order of value, each log
+# written to $OUT as it goes: a run cut short returns what it finished.
+# Phases can also be run alone: bash scripts/gpu_session.sh build test ...
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/fxmlir-out}
 SITE=/tmp/fxmlir-site
+PREBUILT=/tmp/fxmlir-prebuilt
+ARCHIVE=build/gpu/fxmlir-prebuilt.tar.xz
+DEVICE_TORCH=2.11.0
+DEVICE_VENV=${FXMLIR_DEVICE_VENV:-/tmp/fxmlir-device-venv}
 mkdir -p "$OUT"
-export PYTHONPATH=$SITE PYTHONUNBUFFERED=1
+export PYTHONUNBUFFERED=1 PIP_ROOT_USER_ACTION=ignore
+START=$SECONDS
 
-CORE_ARCHIVE=build/fxmlir-core.tar.xz
+say() { echo "[gpu_session +$((SECONDS - START))s] $*" | tee -a "$OUT/session.log"; }
 
 pack() {
   [ -f build/package/fxmlir/libFxmlirCore.so ] || bash scripts/setup.sh || return 1
-  python3 -c "import sys, tarfile
-with tarfile.open(sys.argv[1], 'w:xz') as archive:
-    for name in ('libFxmlirCore.so', 'fxmlir-opt'):
-        archive.add('build/package/fxmlir/' + name)" "$CORE_ARCHIVE" && ls -l "$CORE_ARCHIVE"
+  if [ ! -x "$DEVICE_VENV/bin/python" ]; then
+    python3 -m venv "$DEVICE_VENV" &&
+      "$DEVICE_VENV/bin/pip" install -q "torch==$DEVICE_TORCH" pybind11==3.1.0 numpy ||
+      return 1
+  fi
+  local ops=build/device-ops
+  cmake -S . -B "$ops" -G Ninja -DPython3_EXECUTABLE="$DEVICE_VENV/bin/python" \
+    -DFXMLIR_BUILD_CORE=OFF -DFXMLIR_PREBUILT_CORE="$PWD/build/package/fxmlir" \
+    -DFXMLIR_BUILD_TESTS=OFF >/dev/null &&
+    cmake --build "$ops" --target fxmlir_ops fxmlir_jit_ops || return 1
+  mkdir -p build/gpu
+  "$DEVICE_VENV/bin/python" -c "import torch; print(torch.__version__)" >build/gpu/torch.txt
+  python3 - "$ARCHIVE" "$ops/package/fxmlir" build/gpu/torch.txt <<'PY' || return 1
+import sys, tarfile
+archive, ops, torch_version = sys.argv[1:]
+with tarfile.open(archive, "w:xz") as out:
+    for name in ("libFxmlirCore.so", "fxmlir-opt"):
+        out.add("build/package/fxmlir/" + name, name)
+    for name in ("libfxmlir_ops.so", "libfxmlir_jit_ops.so"):
+        out.add(f"{ops}/{name}", name)
+    out.add(torch_version, "torch.txt")
+PY
+  ls -l "$ARCHIVE"
+  echo "carry build/gpu; run: bash scripts/gpu_session.sh run"
+}
+
+# Installs fxmlir into $SITE with the build options given and checks that
+# its libraries load (a mismatch with this torch fails here).
+install() {
+  rm -rf "$SITE" /tmp/fxmlir-build
+  FXMLIR_BUILD_DIR=/tmp/fxmlir-build FXMLIR_CMAKE_ARGS="$1" CMAKE_BUILD_PARALLEL_LEVEL=16 \
+    python3 -m pip install --no-build-isolation --no-deps --no-compile --target "$SITE" . \
+    >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; return 1; }
+  rm -rf python/fxmlir.egg-info
+  # $SITE as a site directory of this Python, so that its .pth (fxmlir's
+  # startup hook: FXMLIR_ROUND_TRIP, torch.ops.fxmlir loading on first use)
+  # runs as in an installed package; PYTHONPATH alone skips .pth files.
+  local packages
+  packages=$(python3 -c "import site; print(site.getsitepackages()[0])")
+  echo "import site; site.addsitedir('$SITE')" >"$packages/fxmlir-site.pth" ||
+    say "build: $packages is read-only: fxmlir's startup hook is off"
+  PYTHONPATH=$SITE python3 -c "import torch, fxmlir.ops, fxmlir.jit_ops" 2>&1 |
+    tee -a "$OUT/build.log"
 }
 
 build() {
-  [ -f "$SITE/fxmlir/libfxmlir_ops.so" ] && return 0
-  if [ ! -f build/package/fxmlir/libFxmlirCore.so ] && [ -f "$CORE_ARCHIVE" ]; then
-    python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter='data')" \
-      "$CORE_ARCHIVE" || return 1
+  [ -f "$SITE/.built" ] && return 0
+  say "build"
+  { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+    python3 -c "import sys, torch; print('python', sys.version.split()[0], 'torch',
+torch.__version__, 'cuda', torch.version.cuda)"; nproc; } 2>&1 | tee -a "$OUT/session.log"
+  local core="-DFXMLIR_BUILD_CORE=OFF -DFXMLIR_PREBUILT_CORE=$PREBUILT -DFXMLIR_BUILD_TESTS=OFF"
+  [ -f "$ARCHIVE" ] || { say "no $ARCHIVE: run pack here and carry build/gpu"; return 1; }
+  rm -rf "$PREBUILT" && mkdir -p "$PREBUILT" &&
+    python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter='data')" \
+      "$ARCHIVE" "$PREBUILT" || return 1
+  local torch_here
+  torch_here=$(python3 -c "import torch; print(torch.__version__)")
+  if [ "$(cat "$PREBUILT/torch.txt")" = "$torch_here" ] &&
+     install "$core -DFXMLIR_PREBUILT_TORCH_OPS=$PREBUILT"; then
+    say "build: done (prebuilt torch op libraries)"
+  else
+    say "build: the prebuilt op libraries (torch $(cat "$PREBUILT/torch.txt")) do not load" \
+        "with torch $torch_here: building csrc here"
+    install "$core" || return 1
+    say "build: done (csrc built here)"
   fi
-  [ -f build/package/fxmlir/libFxmlirCore.so ] || {
-    echo "no build/package/fxmlir/libFxmlirCore.so: carry $CORE_ARCHIVE (scripts/gpu_session.sh pack)"
-    return 1
-  }
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
-  python3 -c "import torch; print('torch', torch.__version__, torch.version.cuda)" |
-    tee -a "$OUT/gpu.txt"
-  FXMLIR_BUILD_DIR=/tmp/fxmlir-build \
-  FXMLIR_CMAKE_ARGS="-DFXMLIR_BUILD_CORE=OFF -DFXMLIR_PREBUILT_CORE=$PWD/build/package/fxmlir -DFXMLIR_BUILD_TESTS=OFF" \
-  CMAKE_BUILD_PARALLEL_LEVEL=16 \
-    python3 -m pip install --no-build-isolation --no-deps --no-compile --target "$SITE" . \
-    >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; return 1; }
-  rm -rf python/fxmlir.egg-info
-  python3 -c "import torch, fxmlir.ops; assert torch.cuda.is_available(); print('fxmlir ops loaded')"
+  touch "$SITE/.built"
+  # One fused CUDA kernel against eager before anything else.
+  PYTHONPATH=$SITE python3 -c "
+import torch, fxmlir.ops
+x = torch.randn(64, 32, device='cuda'); b = torch.randn(32, device='cuda')
+torch.testing.assert_close(torch.ops.fxmlir.fused_bias_act(x, b, -1, 'gelu'),
+                           torch.nn.functional.gelu(x + b), rtol=1e-5, atol=1e-5)
+print('fused_bias_act runs on', torch.cuda.get_device_name())" 2>&1 | tee -a "$OUT/session.log"
+  return 0
 }
 
 run_tests() {
   build || return 1
-  (cd tests/python && python3 -m pytest -q -p no:cacheprovider -rs 2>&1) |
-    tee "$OUT/pytest.log" | tail -15
+  say "test: pytest --cuda-only"
+  (cd tests/python && PYTHONPATH=$SITE timeout -k 10 "${1:-240}" python3 -m pytest --cuda-only \
+    -q -p no:cacheprovider -rfEs -n 8 --timeout 170 2>&1) | tee "$OUT/pytest.log" | tail -25
+  say "test: done"
 }
 
+# python -m benchmarks on CUDA, time-limited; docs/benchmarks.md and the raw
+# numbers are copied to $OUT after it, whether or not it finished.
 bench() {
   build || return 1
-  python3 -m benchmarks --device cuda --only "$1" 2>&1 | tee "$OUT/bench-$2.log" | tail -60
-  cp docs/benchmarks.md docs/benchmarks-cuda.json "$OUT"/
-  [ -f docs/benchmarks-cuda.png ] && cp docs/benchmarks-cuda.png "$OUT"/
-  return 0
+  local limit=$1; shift
+  say "bench: $*"
+  PYTHONPATH=$SITE:. timeout -k 10 "$limit" python3 -m benchmarks --device cuda "$@" 2>&1 |
+    tee -a "$OUT/bench.log" | grep -v "^|" | tail -5
+  cp docs/benchmarks.md docs/benchmarks-cuda.json docs/benchmarks-cuda.png "$OUT"/ 2>/dev/null
+  say "bench: stopped ($*)"
 }
 
-profile() {
-  build || return 1
-  python3 - <<'PY' 2>&1 | tee "$OUT/profile.txt" | tail -40
-import torch, fxmlir
-from torch.profiler import ProfilerActivity, profile
-from benchmarks.suites import mlp_block
-torch.manual_seed(0)
-model = mlp_block("none").cuda().bfloat16()
-x = torch.randn(16, 512, 1024, device="cuda", dtype=torch.bfloat16)
-for name, fn in (("eager", model), ("fxmlir", torch.compile(model, backend="fxmlir")),
-                 ("fxmlir cudagraphs", torch.compile(model, backend=fxmlir.backend(cudagraphs=True)))):
-    for _ in range(5):
-        fn(x).sum().backward()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        for _ in range(5):
-            fn(x).sum().backward()
-        torch.cuda.synchronize()
-    print(f"=== {name}: 5 bf16 steps")
-    print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=25))
-PY
+# FXMLIR_BENCH_ONLY=gpt2 (say) measures those training steps alone, to
+# re-measure what a fix changed.
+steps() {
+  local sections=${FXMLIR_BENCH_ONLY:-mlp,gpt2,llama}
+  bench "${1:-240}" --only "$sections" --dtypes bf16 --profile "$OUT/profile.txt"
+  [ -n "${FXMLIR_BENCH_ONLY:-}" ] || bench 60 --only ops
+  bench "${2:-180}" --only "$sections" --dtypes f32
 }
 
-[ $# -gt 0 ] || set -- all
+[ $# -gt 0 ] || set -- run
 for phase in "$@"; do
   case $phase in
     pack) pack ;;
     build) build ;;
     test) run_tests ;;
-    bench-kernels) bench ops,linear,roundtrip kernels ;;
-    bench-steps) bench mlp,gpt2 steps ;;
-    profile) profile ;;
-    all) run_tests; bench ops,linear,roundtrip kernels; bench mlp,gpt2 steps; profile ;;
-    *) echo "unknown phase $phase"; exit 2 ;;
+    steps) steps ;;
+    run) run_tests 200; steps 200 150 ;;
+    *) echo "unknown phase $phase (pack, build, test, steps, run)"; exit 2 ;;
   esac
 done

@@ -13,3 +13,29 @@ def fresh_dynamo():
     torch._dynamo.reset()
     yield
     torch._dynamo.reset()
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--cuda-only", action="store_true",
+        help="run only the tests that need CUDA (a skipif mark whose reason names "
+             "CUDA or a GPU, or a \"cuda\" device parameter): the GPU session's "
+             "selection (scripts/gpu_session.sh)")
+
+
+def _needs_cuda(item) -> bool:
+    """A test a machine without CUDA skips, or runs only where there is
+    CUDA (a "cuda" device parameter)."""
+    params = getattr(item, "callspec", None)
+    if params and any(str(value) == "cuda" for value in params.params.values()):
+        return True
+    return any(any(word in str(mark.kwargs.get("reason", "")) for word in ("CUDA", "GPU"))
+               for mark in item.iter_markers("skipif"))
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--cuda-only"):
+        return
+    kept = [item for item in items if _needs_cuda(item)]
+    config.hook.pytest_deselected(items=[item for item in items if not _needs_cuda(item)])
+    items[:] = kept
