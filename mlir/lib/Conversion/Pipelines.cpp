@@ -92,6 +92,7 @@ void fxmlir::buildJitCudaPipeline(OpPassManager &pm,
                                   const JitCudaOptions &options) {
   buildJitToLinalgPipeline(pm);
   addBufferization(pm);
+  pm.addNestedPass<func::FuncOp>(createGpuReductionsInnermost());
   pm.addNestedPass<func::FuncOp>(
       createGpuRowReductions({/*blockSize=*/options.blockSize}));
   pm.addNestedPass<func::FuncOp>(

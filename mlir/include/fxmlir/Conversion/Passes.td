@@ -152,6 +152,20 @@ def ExpandBF16Conversions : Pass<"fxmlir-expand-bf16-conversions"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def GpuReductionsInnermost : Pass<"fxmlir-gpu-reductions-innermost", "::mlir::func::FuncOp"> {
+  let summary = "Put a linalg.generic's reduction loops inside its parallel ones";
+  let description = [{
+    Interchanges the loops of every `linalg.generic` whose reduction loops
+    are not innermost (a sum over rows: a bias or LayerNorm weight gradient)
+    so that its parallel loops come first, each group in its order. The
+    parallel-loop mapping keeps loop order: an outer reduction loop stayed
+    on the host, launching a kernel per reduced index. Innermost, one kernel
+    computes every output; a single reduction loop is then a row reduction
+    for `fxmlir-gpu-row-reductions` (a block per output).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def GpuRowReductions : Pass<"fxmlir-gpu-row-reductions", "::mlir::func::FuncOp"> {
   let summary = "Map reductions over the last dim to one GPU block per row";
   let description = [{
