@@ -221,6 +221,9 @@ def test_cuda_graphs_replay_new_masks_and_train():
         warnings.simplefilter("error", FallbackWarning)
         outs = []
         for _ in range(4):  # warm-up, record, then replays
+            # As optimizer.zero_grad() does: a replay overwrites the
+            # gradients the last one left (pytorch#169545).
+            model.zero_grad(set_to_none=True)
             out = compiled(x)
             out.sum().backward()
             outs.append(out.detach().clone())
