@@ -30,6 +30,15 @@ std::string textArgument(py::handle value, const char *function,
     throw py::error_already_set();
   return std::string(data, size);
 }
+
+/// A stage's pass choice from run_stage's and explain_stage's keywords.
+fxmlir::StageChoice stageChoice(std::vector<std::string> only,
+                                std::vector<std::string> add,
+                                std::vector<std::string> remove,
+                                std::vector<std::string> regionDeviceTypes) {
+  return {std::move(only), std::move(add), std::move(remove),
+          std::move(regionDeviceTypes)};
+}
 } // namespace
 
 PYBIND11_MODULE(_C, m) {
@@ -50,6 +59,22 @@ PYBIND11_MODULE(_C, m) {
         "The passes a round trip may run, in pipeline order.");
   m.def("stages", &fxmlir::stages,
         "The stages of a training step, each with a default pipeline.");
+  m.def(
+      "stage_pipeline",
+      [](const std::string &stage, std::vector<std::string> only,
+         std::vector<std::string> add, std::vector<std::string> remove,
+         std::vector<std::string> regionDeviceTypes) {
+        return fxmlir::stagePipeline(
+            stage, stageChoice(std::move(only), std::move(add),
+                               std::move(remove), std::move(regionDeviceTypes)));
+      },
+      py::arg("stage"), py::kw_only(),
+      py::arg("only") = std::vector<std::string>(),
+      py::arg("add") = std::vector<std::string>(),
+      py::arg("remove") = std::vector<std::string>(),
+      py::arg("region_device_types") = std::vector<std::string>(),
+      "The pipeline Module.run_stage runs, in fxmlir-opt syntax (to "
+      "reproduce a round trip with fxmlir-opt).");
   m.def("stage_passes", &fxmlir::stagePasses, py::arg("stage"),
         py::arg("only"), py::arg("add"), py::arg("remove"),
         "The passes a stage's pipeline runs: its default ones with `add` and "
@@ -126,6 +151,16 @@ PYBIND11_MODULE(_C, m) {
       .def_readonly("others", &fxmlir::Module::UnfusedSite::others,
                     "The other patterns tried there: 'Pattern: reason'.");
 
+  py::class_<fxmlir::Module::JitRegion>(m, "JitRegion")
+      .def_readonly("name", &fxmlir::Module::JitRegion::name)
+      .def_readonly("device_type", &fxmlir::Module::JitRegion::deviceType,
+                    "The device type of its tensors: 'cpu' or 'cuda'.")
+      .def_readonly("text", &fxmlir::Module::JitRegion::text,
+                    "The function's text: all an mlir_jit call of it needs.")
+      .def("__repr__", [](const fxmlir::Module::JitRegion &r) {
+        return "<JitRegion @" + r.name + " on " + r.deviceType + ">";
+      });
+
   py::class_<fxmlir::Module>(m, "Module")
       .def("__str__", [](const fxmlir::Module &m) { return m.str(); })
       .def("print", &fxmlir::Module::str, py::arg("generic") = false,
@@ -145,6 +180,55 @@ PYBIND11_MODULE(_C, m) {
           "Run a textual pass pipeline (fxmlir-opt syntax) in place with one "
           "PassManager; returns the passes that ran, with their time and, "
           "with snapshots, the module each left.")
+      .def(
+          "run_stage",
+          [](fxmlir::Module &m, const std::string &stage,
+             std::vector<std::string> only, std::vector<std::string> add,
+             std::vector<std::string> remove,
+             std::vector<std::string> regionDeviceTypes, bool snapshots) {
+            fxmlir::StageChoice choice = stageChoice(
+                std::move(only), std::move(add), std::move(remove),
+                std::move(regionDeviceTypes));
+            py::gil_scoped_release release;
+            return m.runStage(stage, choice, snapshots);
+          },
+          py::arg("stage"), py::kw_only(),
+          py::arg("only") = std::vector<std::string>(),
+          py::arg("add") = std::vector<std::string>(),
+          py::arg("remove") = std::vector<std::string>(),
+          py::arg("region_device_types") = std::vector<std::string>(),
+          py::arg("snapshots") = false,
+          "Run the stage's pipeline in place: its default passes with add and "
+          "without remove, or exactly only; JIT regions on "
+          "region_device_types (CPU tensors' when empty). Returns the passes "
+          "that ran, as run_pipeline does.")
+      .def(
+          "explain_stage",
+          [](fxmlir::Module &m, const std::string &stage,
+             std::vector<std::string> only, std::vector<std::string> add,
+             std::vector<std::string> remove) {
+            fxmlir::StageChoice choice = stageChoice(
+                std::move(only), std::move(add), std::move(remove), {});
+            py::gil_scoped_release release;
+            return m.explainStage(stage, choice);
+          },
+          py::arg("stage"), py::kw_only(),
+          py::arg("only") = std::vector<std::string>(),
+          py::arg("add") = std::vector<std::string>(),
+          py::arg("remove") = std::vector<std::string>(),
+          "explain_fusions of the stage's pipeline chosen as run_stage's.")
+      .def(
+          "outline_jit_regions",
+          [](fxmlir::Module &m, int64_t minOps, bool costModel) {
+            py::gil_scoped_release release;
+            m.outlineJitRegions(minOps, costModel);
+          },
+          py::kw_only(), py::arg("min_ops") = 2, py::arg("cost_model") = false,
+          "Outline JIT regions of at least min_ops ops (with the round "
+          "trip's cost model, or without).")
+      .def("jit_regions", &fxmlir::Module::jitRegions,
+           "The JIT regions (private functions) in module order: name, "
+           "device type, text.")
       .def(
           "explain_fusions",
           [](fxmlir::Module &m, py::handle pipeline) {

@@ -128,7 +128,6 @@ def _unparsable(text: str, error: str) -> str:
 
 def _region(args: argparse.Namespace) -> int:
     from fxmlir import _C
-    from fxmlir.region_text import function_text
     from fxmlir.report import read_text
 
     path = Path(args.mlir)
@@ -139,16 +138,14 @@ def _region(args: argparse.Namespace) -> int:
         module = _C.Context().parse(text, str(path))
     except _C.Error as e:
         raise ValueError(f"{path}: {_unparsable(text, str(e))}") from e
-    names = [name for private, name in FUNCTION.findall(text) if private]
+    regions = {region.name: region for region in module.jit_regions()}
     if args.function is None:
-        print("\n".join(names) if names else f"{args.mlir}: no JIT region")
+        print("\n".join(regions) if regions else f"{args.mlir}: no JIT region")
         return 0
-    if args.function not in names:
+    if args.function not in regions:
         raise UsageError(f"{args.mlir}: no JIT region @{args.function}; its regions: "
-                         f"{', '.join(names) or 'none'}")
-    # Another layout (hand-written) is sliced from the module as printed.
-    print(function_text(text, args.function) or function_text(str(module), args.function),
-          end="")
+                         f"{', '.join(regions) or 'none'}")
+    print(regions[args.function].text, end="")
     return 0
 
 

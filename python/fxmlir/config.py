@@ -191,7 +191,7 @@ class Options:
     # on CPU and CUDA tensors, None (the default) on CPU ones only.
     codegen: bool | None = None
     cudagraphs: bool = False
-    # A fallback raises (CI): fxmlir.roundtrip.FallbackError.
+    # A fallback raises (CI): fxmlir.fallback.FallbackError.
     strict: bool = False
     # Fused random ops draw eager's dropout masks from torch's generator
     # (fxmlir-eager-random), so seeded runs give eager's losses.

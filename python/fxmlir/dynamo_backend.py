@@ -150,7 +150,7 @@ def backend(**options: Unpack[BackendOptions]) -> Callable[..., Any]:
     codegen: JIT regions after autodiff; unset: on CPU tensors where the cost
         model says they pay; True adds CUDA tensors; False: none.
     cudagraphs: replay compiled CUDA graphs through torch's CUDA graph trees.
-    strict: a fallback raises fxmlir.roundtrip.FallbackError (for CI).
+    strict: a fallback raises fxmlir.fallback.FallbackError (for CI).
     eager_random: fused dropouts draw eager's masks (eager's losses).
     Switches take True/False or "1"/"0"/"true"/"false"/"yes"/"no"/"on"/"off".
     """

@@ -55,7 +55,7 @@ def collect(module: _C.Module, selection: Selection, stage: str, graph: str) -> 
     selection = selection.removing(OUTLINE)  # fusions only
     if sites is None or not selection.for_stage(stage):
         return
-    for site in module.clone().explain_fusions(selection.pipeline(stage)):
+    for site in module.clone().explain_stage(stage, **selection.stage_options(stage)):
         sites.append(UnfusedSite(graph, site.location, site.op, site.pass_name, site.pattern,
                                  _readable(site.reason), site.reason_location,
                                  tuple(_readable(o) for o in site.others)))

@@ -15,40 +15,22 @@ from typing import Any, Callable
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from fxmlir import _C, importer, region_text
+from fxmlir import _C, importer
 import fxmlir.jit_ops  # noqa: F401  (loads torch.ops.fxmlir.mlir_jit)
 
-__all__ = ["JitGraph", "function_text", "outline", "region_functions", "stats"]
-
-
-def region_functions(module: _C.Module) -> dict[str, str]:
-    """The text of every outlined region of `module`, by function name."""
-    text = str(module)
-    return {f["name"]: function_text(text, f["name"])
-            for f in json.loads(module.to_json())["functions"]
-            if f"func.func private @{f['name']}(" in text}
-
-
-def function_text(module_text: str, name: str) -> str:
-    """The text of `func.func private @name` in a printed module: all that an
-    mlir_jit call of it needs."""
-    text = region_text.function_text(module_text, name)
-    if text is None:
-        raise ValueError(f"the module has no function @{name}")
-    return text
+__all__ = ["JitGraph", "outline", "stats"]
 
 
 class JitGraph:
     """A graph whose every op is an outlined region, run by mlir_jit."""
 
     def __init__(self, module: _C.Module) -> None:
-        text = str(module)
-        graph, *functions = json.loads(module.to_json())["functions"]
+        graph = json.loads(module.to_json())["functions"][0]
         others = sorted({op["name"] for op in graph["ops"]} - {"fxmlir.mlir_jit"})
         if others:
             raise ValueError(f"ops left outside JIT regions: {', '.join(others)}")
         self._graph = graph
-        self.functions = {f["name"]: function_text(text, f["name"]) for f in functions}
+        self.functions = {region.name: region.text for region in module.jit_regions()}
 
     @property
     def regions(self) -> list[str]:
@@ -75,8 +57,7 @@ def outline(fn: Callable[..., Any], *example: torch.Tensor, min_ops: int = 2,
     context = _C.Context()
     imported = importer.import_graph(gm, "graph", context.is_registered_op)
     module = context.parse(imported.text)
-    module.run_pipeline(f"fxmlir-outline-jit-regions{{min-ops={min_ops} "
-                        f"cost-model={str(cost_model).lower()}}}")
+    module.outline_jit_regions(min_ops=min_ops, cost_model=cost_model)
     return JitGraph(module)
 
 

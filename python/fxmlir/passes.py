@@ -78,18 +78,14 @@ class Selection:
         edits = [f"+{n}" for n in sorted(self.added)] + [f"-{n}" for n in sorted(self.removed)]
         return ",".join(["default", *edits])
 
-    def pipeline(self, stage: str, region_device_types: tuple[str, ...] = ()) -> str:
-        """The stage's registered pipeline with the options that make it
-        this selection (for a selection that runs some pass)."""
+    def stage_options(self, stage: str) -> dict[str, list[str]]:
+        """The keywords of Module.run_stage (and explain_stage,
+        _C.stage_pipeline) that run this selection's passes in `stage`."""
         if not self.for_stage(stage):
             raise ValueError(f"the pass selection {self.spelled()!r} runs no pass "
                              f"in the {stage} stage")
-        options = [f"{key}={','.join(names)}" for key, names in (
-            ("only", self.explicit or ()), ("add", sorted(self.added)),
-            ("remove", sorted(self.removed)), ("region-device-types", region_device_types))
-            if names]
-        name = "fxmlir-" + stage.replace("_", "-")
-        return f"{name}{{{' '.join(options)}}}" if options else name
+        return {"only": list(self.explicit or ()), "add": sorted(self.added),
+                "remove": sorted(self.removed)}
 
 
 def parse_selection(items: list[str], what: str, given: object) -> Selection:

@@ -1,58 +1,34 @@
-"""One round trip: FX graph -> fxmlir module -> passes -> FX graph.
+"""One round trip: FX graph -> fxmlir module (import) -> the stage's passes
+(run by the core) -> FX graph (export).
 
-Any failure falls back to the original graph with a warning naming the graph,
-the node or op and the reason, and the offending module dumped: training
-never stops because of fxmlir. With the `strict` setting (CI) a fallback
-raises FallbackError with the same message instead.
+Any failure falls back to the original graph (fxmlir.fallback's policy), with
+the failure's folder written (fxmlir.failure_dump); a graph's JIT regions
+compile ahead, during the round trip (fxmlir.compile_ahead).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
-import warnings
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Mapping
 
 import torch.fx as fx
 
 from fxmlir import _C, explain, logs, progress
 from fxmlir.autocast import make_casts_explicit
+from fxmlir.compile_ahead import compile_regions
 from fxmlir.config import Options
 from fxmlir.dump import Dumper
 from fxmlir.exporter import export_graph
+from fxmlir.failure_dump import dump_failure
+from fxmlir.fallback import FallbackError, FallbackWarning, fall_back  # noqa: F401
 from fxmlir.importer import import_graph
 from fxmlir.op_graph_dot import module_dot
 from fxmlir.op_kinds import is_fused_op
 from fxmlir.passes import EAGER_RANDOM, OUTLINE, Selection
 from fxmlir.report import RoundTripRecord
-from fxmlir.repro_script import repro_source
 from fxmlir.standalone import COMPARE_SOURCE, standalone_source
 from fxmlir.subgraph_bodies import round_trip_bodies
-
-# How the text of a region on a CUDA device spells its tensors' device.
-_CUDA_DEVICE = '#fxmlir.device<"cuda'
-
-
-class FallbackWarning(UserWarning):
-    """fxmlir could not handle a graph and used the original one."""
-
-
-class FallbackError(RuntimeError):
-    """A fallback under the `strict` setting: the FallbackWarning's message,
-    raised."""
-
-
-def fall_back(message: str, strict: bool, cause: BaseException | None = None,
-              stacklevel: int = 2) -> None:
-    """Warns of a fallback, or raises it under `strict`. `stacklevel` counts
-    from the caller, as in warnings.warn."""
-    if strict:
-        raise FallbackError(message) from cause
-    warnings.warn(message, FallbackWarning, stacklevel=stacklevel + 1)
 
 
 def _op_counts(module: _C.Module) -> dict[str, int]:
@@ -104,11 +80,13 @@ def _round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
         # The stage's pipeline, built by the core; one PassManager, whose
         # instrumentation reports each pass's time and, when dumping, the
         # module it left.
-        pipeline = selection.pipeline(stage, _region_device_types(options))
-        for run in module.run_pipeline(pipeline, snapshots=dumper.enabled):
+        runs = module.run_stage(stage, **selection.stage_options(stage),
+                                region_device_types=_region_device_types(options),
+                                snapshots=dumper.enabled)
+        for run in runs:
             times[run.pass_name] = times.get(run.pass_name, 0.0) + run.milliseconds
             dumper.module(run.pass_name, run.module_after)
-    regions = _compile_regions(module, times, f"{graph_id}/{label}", options.strict)
+    regions = compile_regions(module, times, f"{graph_id}/{label}", options.strict)
     start = time.perf_counter()
     module_json = json.loads(module.to_json())
     exported = export_graph(module_json, imported, gm, regions)
@@ -151,69 +129,11 @@ def _selection(options: Options) -> Selection:
     return selection
 
 
-def _region_device_types(options: Options) -> tuple[str, ...]:
+def _region_device_types(options: Options) -> list[str]:
     """The device types JIT regions are outlined on: CPU tensors (the
-    pipeline's default) unless codegen is asked for, which adds CUDA, until
-    a GPU run measures its regions."""
-    return ("cpu", "cuda") if options.codegen is True else ()
-
-
-def _compile_regions(module: _C.Module, times: dict[str, float], graph: str,
-                     strict: bool) -> dict[str, str]:
-    """Compiles each JIT region of `module` now, as mlir_jit would at its
-    first call (which then finds the code cached). A region that does not
-    compile is put back in the graph, its ops left to eager, with a warning
-    naming it and why: it costs only itself, not the graph's other regions.
-    Returns the text of the regions kept, by name."""
-    if "fxmlir.mlir_jit" not in module.op_counts():
-        return {}
-    from fxmlir import jit  # loads the op library; only needed with regions
-
-    start = time.perf_counter()
-    regions = jit.region_functions(module)
-    with progress.timed(f"{graph}: compiling {len(regions)} JIT regions"):
-        failures = _compile_each(regions)
-    times["jit"] = (time.perf_counter() - start) * 1e3
-    for name, reason in failures.items():
-        module.inline_jit_region(name)
-        del regions[name]
-        fall_back(f"fxmlir: {graph}: JIT region @{name} left to eager: {reason}", strict,
-                  stacklevel=3)
-    return regions
-
-
-def _compile_each(regions: dict[str, str]) -> dict[str, str]:
-    """Compiles the regions in parallel, one per core (the JIT releases the
-    GIL and gives each compile its own context); returns why each region
-    that did not compile failed, in graph order."""
-    workers = min(len(regions), _usable_cores())
-    if workers <= 1:
-        reasons = [_compile_one(name, text) for name, text in regions.items()]
-    else:
-        with ThreadPoolExecutor(workers, thread_name_prefix="fxmlir-jit") as pool:
-            reasons = list(pool.map(_compile_one, regions.keys(), regions.values()))
-    return {name: reason for name, reason in zip(regions, reasons) if reason is not None}
-
-
-def _usable_cores() -> int:
-    """The cores this process may run on (a container's, not the host's)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
-def _compile_one(name: str, text: str) -> str | None:
-    """Compiles one region; None, or why it does not compile."""
-    try:
-        # A CUDA region compiles for its device at its first call; its
-        # lowering is checked now.
-        if _CUDA_DEVICE in text:
-            _C.jit_check_cuda(text, name)
-        else:
-            _C.jit_compile_cpu(text, name)
-    except _C.Error as e:
-        return str(e)
-    return None
+    pipeline's default) unless codegen is asked for, which adds CUDA (on an
+    H100, the default fused kernels beat its regions: docs/benchmarks.md)."""
+    return ["cpu", "cuda"] if options.codegen is True else []
 
 
 def round_trip_or_fallback(gm: fx.GraphModule, graph_id: str, stage: str,
@@ -230,29 +150,9 @@ def round_trip_or_fallback(gm: fx.GraphModule, graph_id: str, stage: str,
         raise
     except Exception as e:  # noqa: BLE001 - any failure must fall back
         reason = f"{type(e).__name__}: {e}"
-        where = _dump_failure(options, graph_id, label, stage, reason, gm, latest)
+        where = dump_failure(options, graph_id, label, stage, reason, gm, latest)
         fall_back(f"fxmlir: {graph_id}/{label} graph kept as is: {reason} ({where})",
                   options.strict, e)
         logs.fallback(RoundTripRecord(graph=f"{graph_id}/{label}", stage=stage,
                                       fallback=reason))
         return gm
-
-
-def _dump_failure(options: Options, graph_id: str, label: str, stage: str, reason: str,
-                  gm: fx.GraphModule, latest: list[str | _C.Module]) -> str:
-    """Writes the failed graph's repro.py and the module; says where, or why
-    it could not: the fallback itself must never fail."""
-    root = options.dump_dir or Path(tempfile.gettempdir()) / "fxmlir-failures"
-    dumper = Dumper(root, graph_id, label, stage)
-
-    def repro() -> str:
-        try:
-            return repro_source(gm, f"{graph_id}/{label}", stage, reason, options)
-        except Exception as e:  # noqa: BLE001 - the graph's code is still worth having
-            return f"# {reason}\n# no runnable repro: {type(e).__name__}: {e}\n{gm.code}"
-
-    # The module as the failing step left it.
-    dumper.failed(reason, repro, (lambda: str(latest[-1])) if latest else None)
-    if dumper.error is not None:  # e.g. a folder is a file, or the disk full
-        return f"no dump written to {root}: {dumper.error}"
-    return f"dumped to {dumper.folder}"

@@ -22,7 +22,7 @@ from typing import Any, Callable
 import torch.fx as fx
 from torch.fx.graph import _BoxedCodeGen  # AOTAutograd's boxed convention, as its own graphs
 
-from fxmlir.roundtrip import fall_back
+from fxmlir.fallback import fall_back
 
 # The generated code of a GraphModule: "<eval_with_key>.12".
 _FX_CODE = re.compile(r"^<eval_with_key>")

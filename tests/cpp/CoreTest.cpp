@@ -123,6 +123,59 @@ func.func private @jit_tanh_mul(%a: !t) -> !t {
       << printed;
 }
 
+TEST_F(CoreTest, JitRegionsComeBackWithTheirDeviceAndText) {
+  const char *text = R"mlir(
+!c = tensor<4x8xf32, #fxmlir.device<"cpu">>
+!g = tensor<4x8xf32, #fxmlir.device<"cuda:0">>
+func.func @g(%x: !c, %y: !g) -> (!c, !g) {
+  %0 = fxmlir.mlir_jit @jit_tanh(%x) : (!c) -> !c
+  %1 = fxmlir.mlir_jit @jit_exp(%y) : (!g) -> !g
+  return %0, %1 : !c, !g
+}
+func.func private @jit_tanh(%a: !c) -> !c {
+  %0 = fxmlir.aten.tanh %a : (!c) -> !c
+  return %0 : !c
+}
+func.func private @jit_exp(%a: !g) -> !g {
+  %0 = fxmlir.aten.exp %a : (!g) -> !g
+  return %0 : !g
+}
+)mlir";
+  std::vector<Module::JitRegion> regions =
+      Module::parse(context, text).jitRegions();
+  ASSERT_EQ(regions.size(), 2u); // the graph @g is no region
+  EXPECT_EQ(regions[0].name, "jit_tanh");
+  EXPECT_EQ(regions[0].deviceType, "cpu");
+  EXPECT_EQ(regions[1].name, "jit_exp");
+  EXPECT_EQ(regions[1].deviceType, "cuda");
+  // A region's text stands alone: it parses, and gives itself back.
+  EXPECT_EQ(regions[1].text.rfind("func.func private @jit_exp(", 0), 0u)
+      << regions[1].text;
+  std::vector<Module::JitRegion> alone =
+      Module::parse(context, regions[1].text).jitRegions();
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_EQ(alone[0].text, regions[1].text);
+}
+
+TEST_F(CoreTest, StagePipelinesAreSpelledAndRunByTheCore) {
+  EXPECT_EQ(fxmlir::stagePipeline("backward", {}), "fxmlir-backward");
+  EXPECT_EQ(fxmlir::stagePipeline(
+                "forward", {{}, {"fxmlir-eager-random"}, {"cse"}, {"cpu", "cuda"}}),
+            "fxmlir-forward{add=fxmlir-eager-random remove=cse "
+            "region-device-types=cpu,cuda}");
+  EXPECT_EQ(fxmlir::stagePipeline("backward", {{"cse", "canonicalize"}}),
+            "fxmlir-backward{only=cse,canonicalize}");
+  EXPECT_THROW(fxmlir::stagePipeline("sideways", {}), Error);
+  EXPECT_THROW(fxmlir::stagePipeline("forward", {{}, {"no-such-pass"}}), Error);
+  fxmlir::StageChoice choice{{}, {"fxmlir-eager-random"}, {"cse"}, {}};
+  Module module = Module::parse(context, kBiasGelu);
+  std::vector<std::string> ran;
+  for (const Module::PassRun &run : module.runStage("forward", choice))
+    ran.push_back(run.pass);
+  EXPECT_EQ(ran, fxmlir::stagePasses("forward", choice.only, choice.add,
+                                     choice.remove));
+}
+
 TEST_F(CoreTest, RunsPipelinesAndRejectsUnknownPasses) {
   const char *text = R"mlir(
 func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {

@@ -10,6 +10,7 @@ import json
 import re
 import threading
 import warnings
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -139,7 +140,7 @@ def test_cost_model_keeps_eagers_layer_norm_alone(tmp_path):
 def test_a_region_that_does_not_compile_costs_only_itself(tmp_path, monkeypatch):
     # The forward's first region fails to compile: its ops go back to eager,
     # one warning names it, and the forward keeps its other region.
-    from fxmlir import roundtrip
+    from fxmlir import compile_ahead
 
     compile_cpu = _C.jit_compile_cpu
     failed = []
@@ -151,7 +152,7 @@ def test_a_region_that_does_not_compile_costs_only_itself(tmp_path, monkeypatch)
         return compile_cpu(module, function)
 
     monkeypatch.setattr(_C, "jit_compile_cpu", fail_first)
-    monkeypatch.setattr(roundtrip, "_usable_cores", lambda: 1)  # in graph order
+    monkeypatch.setattr(compile_ahead, "_usable_cores", lambda: 1)  # in graph order
     with pytest.warns(FallbackWarning) as warned:
         stages = train_steps(tmp_path, batches=(8,), codegen=True)
     (name,) = failed
@@ -165,7 +166,7 @@ def test_a_region_that_does_not_compile_costs_only_itself(tmp_path, monkeypatch)
 def test_regions_compile_at_once_and_each_failure_is_reported(monkeypatch):
     # Two compiles meet at a barrier: compiled one after the other, the first
     # would wait for the second in vain.
-    from fxmlir import roundtrip
+    from fxmlir import compile_ahead
 
     meet = threading.Barrier(2, timeout=10)
     started = []
@@ -178,9 +179,10 @@ def test_regions_compile_at_once_and_each_failure_is_reported(monkeypatch):
             raise _C.Error(f"no code for @{function}")
 
     monkeypatch.setattr(_C, "jit_compile_cpu", compile_cpu)
-    monkeypatch.setattr(roundtrip, "_usable_cores", lambda: 4)
-    regions = {name: "" for name in ("jit_a", "jit_b", "jit_c", "jit_d")}
-    failures = roundtrip._compile_each(regions)
+    monkeypatch.setattr(compile_ahead, "_usable_cores", lambda: 4)
+    regions = [SimpleNamespace(name=name, device_type="cpu", text="")  # as _C.JitRegion
+               for name in ("jit_a", "jit_b", "jit_c", "jit_d")]
+    failures = compile_ahead._compile_each(regions)
     assert failures == {"jit_b": "no code for @jit_b", "jit_d": "no code for @jit_d"}
     assert sorted(started) == ["jit_a", "jit_b", "jit_c", "jit_d"]
 

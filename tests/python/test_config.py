@@ -176,20 +176,29 @@ def test_selections_run_the_registered_stage_pipelines_with_options():
     def selection(spec):
         return Options().updated({"passes": spec}).passes
 
-    assert Options().passes.pipeline("before_autodiff") == "fxmlir-before-autodiff"
-    assert selection("-cse,+fxmlir-approximate-gelu").pipeline("forward") == \
+    def pipeline(spec, stage, **extra):
+        return _C.stage_pipeline(stage, **selection(spec).stage_options(stage), **extra)
+
+    assert pipeline("default", "before_autodiff") == "fxmlir-before-autodiff"
+    assert pipeline("-cse,+fxmlir-approximate-gelu", "forward") == \
         "fxmlir-forward{add=fxmlir-approximate-gelu remove=cse}"
-    assert selection("cse,canonicalize").pipeline("backward") == \
-        "fxmlir-backward{only=canonicalize,cse}"
+    assert pipeline("cse,canonicalize", "backward") == "fxmlir-backward{only=canonicalize,cse}"
+    assert pipeline("default", "forward", region_device_types=["cpu", "cuda"]) == \
+        "fxmlir-forward{region-device-types=cpu,cuda}"
     # The core's pipeline runs exactly the passes the selection lists.
     text = "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }"
     for spec in ("default", "-cse,+fxmlir-eager-random", "cse,canonicalize"):
         for stage in fxmlir.passes.stages():
             module = _C.Context().parse(text, "f.mlir")
-            ran = [run.pass_name for run in module.run_pipeline(selection(spec).pipeline(stage))]
-            assert tuple(ran) == selection(spec).for_stage(stage), (spec, stage)
+            runs = module.run_stage(stage, **selection(spec).stage_options(stage))
+            assert tuple(run.pass_name for run in runs) == selection(spec).for_stage(stage), \
+                (spec, stage)
     with pytest.raises(ValueError, match="runs no pass in the forward stage"):
-        selection("none").pipeline("forward")
+        selection("none").stage_options("forward")
+    with pytest.raises(_C.Error, match="unknown pass 'no-such-pass' in option 'add'"):
+        _C.stage_pipeline("forward", add=["no-such-pass"])
+    with pytest.raises(_C.Error, match="unknown stage 'sideways'"):
+        _C.Context().parse(text).run_stage("sideways")
 
 
 def _failing_compile(monkeypatch, **options):

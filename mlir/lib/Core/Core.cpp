@@ -208,6 +208,43 @@ std::vector<Module::PassRun> Module::runPipeline(const std::string &pipeline,
   return runs;
 }
 
+std::vector<Module::PassRun> Module::runStage(const std::string &stage,
+                                              const StageChoice &choice,
+                                              bool snapshots) {
+  return runPipeline(stagePipeline(stage, choice), snapshots);
+}
+
+void Module::outlineJitRegions(int64_t minOps, bool costModel) {
+  runPipeline("fxmlir-outline-jit-regions{min-ops=" + std::to_string(minOps) +
+              " cost-model=" + (costModel ? "true" : "false") + "}");
+}
+
+/// The device type of a function's tensors: its first tensor argument's
+/// or result's (a region never mixes devices), CPU's without one.
+static std::string deviceTypeOf(mlir::func::FuncOp function) {
+  mlir::FunctionType type = function.getFunctionType();
+  for (mlir::Type value :
+       llvm::concat<const mlir::Type>(type.getInputs(), type.getResults()))
+    if (DeviceAttr device = getDevice(value))
+      return device.getType().str();
+  return "cpu";
+}
+
+std::vector<Module::JitRegion> Module::jitRegions() const {
+  std::vector<JitRegion> regions;
+  for (auto function : impl->module->getOps<mlir::func::FuncOp>()) {
+    if (!function.isPrivate() || function.isExternal())
+      continue;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    function->print(os, mlir::OpPrintingFlags().useLocalScope());
+    os << "\n";
+    regions.push_back(
+        {function.getSymName().str(), deviceTypeOf(function), std::move(text)});
+  }
+  return regions;
+}
+
 std::string Module::toJson() const { return moduleToJson(*impl->module); }
 
 std::map<std::string, int64_t> Module::opCounts() const {

@@ -190,4 +190,9 @@ std::vector<UnfusedSite> Module::explainFusions(const std::string &pipeline) {
       sites.push_back(std::move(site));
   return sites;
 }
+
+std::vector<UnfusedSite> Module::explainStage(const std::string &stage,
+                                              const StageChoice &choice) {
+  return explainFusions(stagePipeline(stage, choice));
+}
 } // namespace fxmlir

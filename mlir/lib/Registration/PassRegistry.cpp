@@ -220,3 +220,18 @@ void fxmlir::registerPipelines() {
                optionHandler) { optionHandler(StageOptions()); });
   }
 }
+
+std::string fxmlir::stagePipeline(const std::string &stage,
+                                  const StageChoice &choice) {
+  if (stagePasses(stage, choice.only, choice.add, choice.remove).empty())
+    throw Error("the pass selection runs no pass in the " + stage + " stage");
+  std::vector<std::string> options;
+  for (auto [key, names] :
+       {std::pair{"only", &choice.only}, std::pair{"add", &choice.add},
+        std::pair{"remove", &choice.remove},
+        std::pair{"region-device-types", &choice.regionDeviceTypes}})
+    if (!names->empty())
+      options.push_back(std::string(key) + "=" + llvm::join(*names, ","));
+  std::string name = pipelineName(stage);
+  return options.empty() ? name : name + "{" + llvm::join(options, " ") + "}";
+}

@@ -80,6 +80,23 @@ public:
   /// pass or the diagnostics of a failing one.
   std::vector<PassRun> runPipeline(const std::string &pipeline,
                                    bool snapshots = false);
+  /// Runs the stage's pipeline (stagePipeline) as runPipeline does.
+  std::vector<PassRun> runStage(const std::string &stage,
+                                const StageChoice &choice,
+                                bool snapshots = false);
+  /// Outlines JIT regions of at least `minOps` ops, with or without the
+  /// cost model the round trip uses (fxmlir-outline-jit-regions alone).
+  void outlineJitRegions(int64_t minOps, bool costModel);
+  /// An outlined JIT region: a private function of the module, the device
+  /// type its tensors live on ("cpu", "cuda") and its text, all an
+  /// mlir_jit call of it needs.
+  struct JitRegion {
+    std::string name;
+    std::string deviceType;
+    std::string text;
+  };
+  /// The module's JIT regions, in module order.
+  std::vector<JitRegion> jitRegions() const;
   /// The functions of the module as a JSON graph: arguments, ops with their
   /// operands, results, types and attributes, and returned values. This is
   /// what the Python exporter rebuilds an FX graph from. Throws Error for an
@@ -120,6 +137,9 @@ public:
   /// (those applying patterns with fusionRewriteConfig), and returns the
   /// sites they left unfused, in the order the passes first tried them.
   std::vector<UnfusedSite> explainFusions(const std::string &pipeline);
+  /// explainFusions of the stage's pipeline (stagePipeline).
+  std::vector<UnfusedSite> explainStage(const std::string &stage,
+                                        const StageChoice &choice);
 
   struct Impl;
 

@@ -44,6 +44,23 @@ stagePasses(const std::string &stage, const std::vector<std::string> &only,
             const std::vector<std::string> &add,
             const std::vector<std::string> &remove);
 
+/// What a stage's pipeline runs besides, or instead of, its default passes:
+/// stagePasses' lists, and the device types JIT regions are outlined on
+/// (CPU tensors' when empty).
+struct StageChoice {
+  std::vector<std::string> only;
+  std::vector<std::string> add;
+  std::vector<std::string> remove;
+  std::vector<std::string> regionDeviceTypes;
+};
+
+/// The stage's registered pipeline with `choice` as its options, in
+/// fxmlir-opt syntax ("fxmlir-forward{add=fxmlir-eager-random}"): the one
+/// spelling of a stage's pipeline, for Module::runStage and fxmlir-opt users.
+/// Throws Error for an unknown stage or pass, or when it runs no pass.
+FXMLIR_API std::string stagePipeline(const std::string &stage,
+                                     const StageChoice &choice);
+
 } // namespace fxmlir
 
 #endif // FXMLIR_REGISTRATION_PIPELINES_H

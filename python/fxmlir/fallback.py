@@ -1,0 +1,25 @@
+"""The fallback policy: a graph, region or run fxmlir cannot handle is left
+to eager with a FallbackWarning naming it and why; under the `strict`
+setting (CI) the same message is raised as FallbackError."""
+
+from __future__ import annotations
+
+import warnings
+
+
+class FallbackWarning(UserWarning):
+    """fxmlir could not handle a graph and used the original one."""
+
+
+class FallbackError(RuntimeError):
+    """A fallback under the `strict` setting: the FallbackWarning's message,
+    raised."""
+
+
+def fall_back(message: str, strict: bool, cause: BaseException | None = None,
+              stacklevel: int = 2) -> None:
+    """Warns of a fallback, or raises it under `strict`. `stacklevel` counts
+    from the caller, as in warnings.warn."""
+    if strict:
+        raise FallbackError(message) from cause
+    warnings.warn(message, FallbackWarning, stacklevel=stacklevel + 1)
