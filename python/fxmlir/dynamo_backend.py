@@ -21,6 +21,7 @@ from torch._functorch.partitioners import default_partition, min_cut_remateriali
 
 from fxmlir import logs
 from fxmlir.config import REMOVED, BackendOptions, Options
+from fxmlir.fallback import FallbackError
 from fxmlir.mutation import mutation_touching_nodes
 from fxmlir.roundtrip import round_trip_or_fallback
 from fxmlir.runtime_fallback import guarded, warn_traced_fallback
@@ -130,6 +131,8 @@ def fxmlir_backend(gm: fx.GraphModule, example_inputs: list[Any],
     try:
         return autodiff(gm, example_inputs)
     except RestartAnalysis:  # Dynamo's signal to trace the frame again, not a failure
+        raise
+    except FallbackError:  # strict: a later stage's fallback, which names that stage
         raise
     except Exception as error:  # the round-tripped graph does not trace: keep Dynamo's
         warn_traced_fallback(f"{graph_id}/before_autodiff", error, opts.strict)

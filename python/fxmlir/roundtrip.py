@@ -20,7 +20,7 @@ from fxmlir.compile_ahead import compile_regions
 from fxmlir.config import Options
 from fxmlir.dump import Dumper
 from fxmlir.exporter import export_graph
-from fxmlir.failure_dump import dump_failure
+from fxmlir.failure_dump import dump_failure, dump_region_failure
 from fxmlir.fallback import FallbackError, FallbackWarning, fall_back  # noqa: F401
 from fxmlir.importer import import_graph
 from fxmlir.op_graph_dot import module_dot
@@ -86,7 +86,10 @@ def _round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
         for run in runs:
             times[run.pass_name] = times.get(run.pass_name, 0.0) + run.milliseconds
             dumper.module(run.pass_name, run.module_after)
-    regions = compile_regions(module, times, f"{graph_id}/{label}", options.strict)
+    regions, regions_failed = compile_regions(
+        module, times, f"{graph_id}/{label}", options.strict,
+        lambda region, reason: dump_region_failure(options, graph_id, label, stage, region,
+                                                   reason))
     start = time.perf_counter()
     module_json = json.loads(module.to_json())
     exported = export_graph(module_json, imported, gm, regions)
@@ -96,6 +99,7 @@ def _round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
         "graph": graph_id, "label": label, "stage": stage, "passes": passes,
         "ops_before": ops_before, "ops_after": ops_after,
         "fused_ops": _fused_counts(ops_after),
+        "regions_left_to_eager": regions_failed,
         "typed_ops_imported": imported.typed_ops,
         "generic_ops_imported": imported.generic_ops,
         "mutation_ops_imported": imported.mutation_ops,

@@ -8,8 +8,10 @@ from __future__ import annotations
 import copy
 import json
 import re
+import runpy
 import threading
 import warnings
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -159,8 +161,21 @@ def test_a_region_that_does_not_compile_costs_only_itself(tmp_path, monkeypatch)
     messages = [str(w.message) for w in warned if issubclass(w.category, FallbackWarning)]
     assert len(messages) == 1
     assert f"/forward: JIT region @{name} left to eager: no code for @{name}" in messages[0]
+    assert "codegen=False (FXMLIR_CODEGEN_FUSERS=0) turns JIT regions off" in messages[0]
     assert stages["forward"]["fused_ops"]["fxmlir.mlir_jit"] == 1
     assert stages["backward"]["fused_ops"]["fxmlir.mlir_jit"] >= 1
+    assert stages["forward"]["regions_left_to_eager"] == {name: f"no code for @{name}"}
+    # The folder the warning names holds the region and a repro that fails
+    # the same way (here, where the compile is made to fail).
+    folder = Path(re.search(rf"{name}-repro.py in (\S+?);", messages[0]).group(1))
+    assert (folder / f"{name}.mlir").read_text().startswith(f"func.func private @{name}(")
+    with pytest.raises(SystemExit) as exited:
+        runpy.run_path(str(folder / f"{name}-repro.py"), run_name="__main__")
+    assert exited.value.code == 1
+    monkeypatch.setattr(_C, "jit_compile_cpu", compile_cpu)
+    with pytest.raises(SystemExit) as exited:  # compiles once the cause is gone
+        runpy.run_path(str(folder / f"{name}-repro.py"), run_name="__main__")
+    assert exited.value.code == 0
 
 
 def test_regions_compile_at_once_and_each_failure_is_reported(monkeypatch):

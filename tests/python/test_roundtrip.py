@@ -187,6 +187,33 @@ def test_strict_turns_a_fallback_into_an_error_with_the_same_message(monkeypatch
     assert isinstance(cause.__cause__, fxmlir.exporter.ExportFailure)
 
 
+def test_strict_names_the_stage_that_failed(monkeypatch):
+    """A forward's failure once reached the user as the before_autodiff
+    graph's ("AOTAutograd failed on the round-tripped graph: ... forward")."""
+    import fxmlir.roundtrip
+    from fxmlir.roundtrip import FallbackError
+
+    export = fxmlir.roundtrip.export_graph
+
+    def fail_in_forward(module_json, imported, gm, regions):
+        if imported.func_name == "forward":
+            raise fxmlir.exporter.ExportFailure("injected")
+        return export(module_json, imported, gm, regions)
+
+    monkeypatch.setattr(fxmlir.roundtrip, "export_graph", fail_in_forward)
+    compiled = torch.compile(nn.Sequential(nn.Linear(8, 8), nn.GELU()),
+                             backend=fxmlir.backend(strict=True))
+    with pytest.raises(Exception) as raised:
+        compiled(torch.randn(2, 8))
+    cause = raised.value
+    while cause is not None and not isinstance(cause, FallbackError):
+        cause = getattr(cause, "inner_exception", None) or cause.__cause__
+    assert isinstance(cause, FallbackError)
+    assert re.match(r"fxmlir: graph_\d+_\d+_\d+/forward graph kept as is: ExportFailure: "
+                    "injected", str(cause)), str(cause)
+    assert "before_autodiff" not in str(cause)
+
+
 @pytest.mark.parametrize("strict_option, environ", [
     (None, {}), (False, {"FXMLIR_STRICT": "1"}), (None, {"FXMLIR_STRICT": "0"}),
 ])
