@@ -19,7 +19,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._dynamo.exc import RestartAnalysis
 from torch._functorch.partitioners import default_partition, min_cut_rematerialization_partition
 
-from fxmlir import logs
+from fxmlir import float_inputs, logs
 from fxmlir.config import REMOVED, BackendOptions, Options
 from fxmlir.fallback import FallbackError
 from fxmlir.mutation import mutation_touching_nodes
@@ -87,6 +87,18 @@ def fxmlir_backend(gm: fx.GraphModule, example_inputs: list[Any],
     if mode is not None:
         log.info("fxmlir: torch.compile mode=%r has no effect on fxmlir", mode)
     _load_fused_ops()
+    specialized = float_inputs.specialize(gm, example_inputs)
+    if specialized is None:
+        return _compile_step(gm, example_inputs, opts)
+    return float_inputs.guarded(specialized,
+                                _compile_step(specialized.graph, example_inputs, opts),
+                                lambda: _compile_step(gm, example_inputs, opts),
+                                "a graph with float inputs")
+
+
+def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
+                  opts: Options) -> Callable[..., Any]:
+    """The graph's round trips before and after autodiff, and AOTAutograd."""
     graph_id = _graph_id()
     names = _input_names(gm)
     graphs = None
