@@ -86,6 +86,10 @@ class _GraphBuilder:
             args = tuple(mlir_attrs.decode(op["attributes"]["args"], operands, pyobjects))
             kwargs = {k: mlir_attrs.decode(v, operands, pyobjects)
                       for k, v in op["attributes"]["kwargs"]["dict"].items()}
+            overload_schema = getattr(fn, "_schema", None)
+            if overload_schema is not None and overload_schema.name in RESULT_SHAPE_SIZES and \
+                    isinstance(args[1], list) and DYNAMIC_SIZE in args[1]:
+                args = (args[0], self._symbolic_sizes(op, args[1]), *args[2:])
             node = self.graph.create_node(opcode, fn, args, kwargs, name=self._name(op, fn))
             self._bind(node, op, single=not self._is_multi(op))
             return

@@ -327,7 +327,12 @@ class _FunctionBuilder:
             self.result.pyobjects.append(value)
             return len(self.result.pyobjects) - 1
 
-        args = mlir_attrs.constant(list(node.args), operand, pyobject)
+        call_args = list(node.args)
+        if _schema_name(node.target) in RESULT_SHAPE_SIZES and len(call_args) > 1:
+            # Symbolic sizes that are the result's: no SymInt operand (the
+            # op then lowers alone in a JIT region), read back by the exporter.
+            call_args[1] = self._result_shape_sizes(node, call_args[1])
+        args = mlir_attrs.constant(call_args, operand, pyobject)
         kwargs = ", ".join(f"{mlir_attrs.string(k)} = {mlir_attrs.constant(v, operand, pyobject)}"
                            for k, v in node.kwargs.items())
         used = [self._use(arg, node) for arg in operands]
@@ -336,6 +341,12 @@ class _FunctionBuilder:
             f'    {lhs}"fxmlir.call"({", ".join(n for n, _ in used)}) '
             f'{{target = {mlir_attrs.string(name)}, args = {args}, kwargs = {{{kwargs}}}}} : '
             f'({", ".join(t for _, t in used)}) -> {rhs} loc("{node.name}")')
+
+
+def _schema_name(target: Any) -> str | None:
+    """"aten::slice_backward" for an ATen overload; None for others."""
+    schema = getattr(target, "_schema", None)
+    return schema.name if schema is not None else None
 
 
 def import_graph(gm: fx.GraphModule, func_name: str,

@@ -20,12 +20,14 @@ from torch.utils._sympy.interp import sympy_interp
 from torch.utils._sympy.reference import PythonReferenceAnalysis
 
 
-# How a typed op's size list spells a symbolic size: MLIR's dynamic size
-# (ShapedType::kDynamic). Only in ops whose size list is their result's shape
-# wherever it is symbolic, so that the exporter reads the size back from the
-# result's symbolic shape.
+# How an op's size list spells a symbolic size: MLIR's dynamic size
+# (ShapedType::kDynamic). Only in ops whose size list (their second argument)
+# is their result's shape wherever it is symbolic, so that the exporter reads
+# the size back from the result's symbolic shape: views (typed ops), and
+# slice_backward's input_sizes (an fxmlir.call, lowered from its types).
 DYNAMIC_SIZE = -(2**63)
-RESULT_SHAPE_SIZES = frozenset({"aten::view", "aten::_unsafe_view", "aten::reshape"})
+RESULT_SHAPE_SIZES = frozenset({"aten::view", "aten::_unsafe_view", "aten::reshape",
+                                "aten::slice_backward"})
 
 
 class UnboundSize(ValueError):

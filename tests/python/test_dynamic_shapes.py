@@ -14,6 +14,7 @@ import torch.fx as fx
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxmlir
+from fxmlir import _C
 from fxmlir.symbolic_sizes import SizeValues, UnboundSize
 
 
@@ -263,3 +264,30 @@ def _check_varying_lengths(name: str, dynamic: bool | None) -> None:
     # reuses a graph compiles nothing.
     assert all(jit == 0 for jit, dynamo in compiles if dynamo == 0), compiles
     assert sum(dynamo == 0 for _, dynamo in compiles) >= 2, compiles
+
+
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    return torch.cat((-x[..., 8:], x[..., :8]), dim=-1) * x
+
+
+@pytest.mark.parametrize("codegen", [False, True], ids=["exported", "in-regions"])
+def test_slice_backward_of_a_varying_length_trains_like_eager(tmp_path, codegen):
+    """Its input_sizes hold the length as a symbol: written as the result's
+    dynamic size, then rebuilt from the graph's inputs by the exporter (no
+    regions), or lowered from the types in a region (once left out of it)."""
+    compiled = torch.compile(_rotate_half,
+                             backend=fxmlir.backend(codegen=codegen, strict=True,
+                                                    dump_dir=str(tmp_path)))
+    for length in (5, 9, 7):  # Dynamo's second graph: the length dynamic
+        x = torch.randn(2, length, 16, requires_grad=True)
+        y = x.detach().clone().requires_grad_()
+        grad = torch.randn(2, length, 16)
+        (got,) = torch.autograd.grad(compiled(x), x, grad)
+        (want,) = torch.autograd.grad(_rotate_half(y), y, grad)
+        torch.testing.assert_close(got, want)
+    texts = [p.read_text() for p in tmp_path.glob("*/*/backward/final.mlir")]
+    dynamic = [_C.Context().parse(text) for text in texts if "x?x" in text]
+    assert dynamic, "no graph for varying lengths"
+    in_regions = [r.name for m in dynamic for r in m.jit_regions()
+                  if "aten::slice_backward" in r.text]
+    assert len(in_regions) == (1 if codegen else 0), in_regions

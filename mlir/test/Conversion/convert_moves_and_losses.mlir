@@ -63,6 +63,24 @@ func.func private @slice_backward_contiguous(%g: tensor<2x4x3xf32, #fxmlir.devic
 
 // -----
 
+// A varying length's sizes are the result's (-9223372036854775808: dynamic):
+// the gradient of a whole dynamic dim's slice is the gradient itself, and a
+// static dim's slice pads with zeros sized by the gradient's dynamic dims.
+// CHECK-LABEL: func.func private @slice_backward_dynamic
+// CHECK-SAME: (%[[G:.*]]: tensor<2x?x32xf32>, %[[H:.*]]: tensor<2x?x8xf32>)
+// CHECK: %[[LEN:.*]] = tensor.dim %[[H]], %c1
+// CHECK: %[[EMPTY:.*]] = tensor.empty(%[[LEN]]) : tensor<2x?x8xf32>
+// CHECK: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[EMPTY]] : tensor<2x?x8xf32>)
+// CHECK: %[[PADDED:.*]] = tensor.concat dim(2) %[[ZEROS]], %[[H]] : (tensor<2x?x8xf32>, tensor<2x?x8xf32>) -> tensor<2x?x16xf32>
+// CHECK: return %[[G]], %[[PADDED]]
+func.func private @slice_backward_dynamic(%g: tensor<2x?x32xf32, #fxmlir.device<"cpu">>, %h: tensor<2x?x8xf32, #fxmlir.device<"cpu">>) -> (tensor<2x?x32xf32, #fxmlir.device<"cpu">>, tensor<2x?x16xf32, #fxmlir.device<"cpu">>) {
+  %0 = "fxmlir.call"(%g) {target = "aten::slice_backward.default", args = [#fxmlir.operand<0>, [2, -9223372036854775808, 32], 1, 0, 9223372036854775807, 1], kwargs = {}} : (tensor<2x?x32xf32, #fxmlir.device<"cpu">>) -> tensor<2x?x32xf32, #fxmlir.device<"cpu">>
+  %1 = "fxmlir.call"(%h) {target = "aten::slice_backward.default", args = [#fxmlir.operand<0>, [2, -9223372036854775808, 16], 2, 8, 9223372036854775807, 1], kwargs = {}} : (tensor<2x?x8xf32, #fxmlir.device<"cpu">>) -> tensor<2x?x16xf32, #fxmlir.device<"cpu">>
+  return %0, %1 : tensor<2x?x32xf32, #fxmlir.device<"cpu">>, tensor<2x?x16xf32, #fxmlir.device<"cpu">>
+}
+
+// -----
+
 // cat is a tensor.concat of its pieces (fxmlir-fuse-elementwise splits the
 // elementwise ops reading it).
 // CHECK-LABEL: func.func private @cat

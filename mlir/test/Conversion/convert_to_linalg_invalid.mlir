@@ -77,3 +77,13 @@ func.func private @nll_loss_backward_weights(%g: tensor<f32, #fxmlir.device<"cpu
   %0 = fxmlir.aten.nll_loss_backward %g, %x, %t, %c, %w {reduction = 1 : i64, ignore_index = -100 : i64} : (tensor<f32, #fxmlir.device<"cpu">>, tensor<6x10xf32, #fxmlir.device<"cpu">>, tensor<6xsi64, #fxmlir.device<"cpu">>, tensor<10xf32, #fxmlir.device<"cpu">>, tensor<f32, #fxmlir.device<"cpu">>) -> tensor<6x10xf32, #fxmlir.device<"cpu">>
   return %0 : tensor<6x10xf32, #fxmlir.device<"cpu">>
 }
+
+// -----
+
+// Only the whole of a dynamic dim is placed: other slices of it need the
+// dim's size, which a JIT function does not know ahead.
+func.func private @slice_backward_of_part_of_a_dynamic_dim(%g: tensor<2x?xf32, #fxmlir.device<"cpu">>) -> tensor<2x?xf32, #fxmlir.device<"cpu">> {
+  // expected-error @below {{is not supported by the JIT lowering}}
+  %0 = "fxmlir.call"(%g) {target = "aten::slice_backward.default", args = [#fxmlir.operand<0>, [2, -9223372036854775808], 1, 1, 9223372036854775807, 1], kwargs = {}} : (tensor<2x?xf32, #fxmlir.device<"cpu">>) -> tensor<2x?xf32, #fxmlir.device<"cpu">>
+  return %0 : tensor<2x?xf32, #fxmlir.device<"cpu">>
+}

@@ -43,16 +43,25 @@ namespace {
 /// The elements a slice takes along its dim: start, start + step, ...
 struct SliceBounds {
   int64_t dim, start, length, step;
+  /// The whole dim: a view of all of it, or a gradient placed as it is.
+  bool isWhole(int64_t size) const {
+    return start == 0 && step == 1 && length == size;
+  }
 };
 } // namespace
 
-/// torch's bounds of `[start:end:step]` on `dim` (static size `size`):
-/// negative ends count from the end, both are clamped to the dim. Nothing
-/// for dim 0, a dynamic size or a step below 1.
+/// torch's bounds of `[start:end:step]` on `dim` (size `size`): negative
+/// ends count from the end, both are clamped to the dim. A dynamic size
+/// takes only `[0:]` (`[:]`, the whole dim: length `size`, dynamic too, as
+/// AOTAutograd's gradients of a varying length's full slice). Nothing for
+/// dim 0, another slice of a dynamic size or a step below 1.
 static std::optional<SliceBounds> sliceBounds(int64_t dim, int64_t rank,
                                               int64_t size, int64_t start,
                                               int64_t end, int64_t step) {
   std::optional<int64_t> d = innerDim(dim, rank);
+  if (d && ShapedType::isDynamic(size) && start == 0 && end == INT64_MAX &&
+      step == 1)
+    return SliceBounds{*d, 0, size, 1};
   if (!d || ShapedType::isDynamic(size) || step < 1)
     return std::nullopt;
   auto wrap = [&](int64_t index) {
@@ -140,8 +149,7 @@ static SmallVector<Value> lowerSlice(ImplicitLocOpBuilder &b, Operation *op,
   auto slice = cast<SliceTensorOp>(op);
   SliceBounds bounds = *boundsOf(slice);
   Value source = operands[0];
-  if (bounds.start == 0 && bounds.step == 1 &&
-      bounds.length == tensorType(slice.getSelf()).getDimSize(bounds.dim))
+  if (bounds.isWhole(tensorType(slice.getSelf()).getDimSize(bounds.dim)))
     return {source};
   int64_t rank = tensorType(source).getRank();
   SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
@@ -198,10 +206,10 @@ static SmallVector<Value> lowerSliceBackward(ImplicitLocOpBuilder &b,
   SliceBounds bounds = *sliceBackwardBounds(op);
   Value grad = operands[0];
   int64_t size = tensorType(op->getResult(0)).getDimSize(bounds.dim);
+  if (bounds.isWhole(size))
+    return {grad};
   Type element = tensorType(grad).getElementType();
   int64_t after = size - bounds.start - bounds.length;
-  if (bounds.step == 1 && bounds.start == 0 && after == 0)
-    return {grad};
   if (bounds.step == 1) {
     // Zeros before and after the gradient: a concatenation, which the
     // elementwise ops reading it are split at.
