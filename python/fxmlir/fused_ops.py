@@ -11,10 +11,14 @@ can appear before autodiff, a backward formula in ops.py.
 
 ACTIVATIONS is the one table of the activations the bias ops apply: a new
 activation is a row there, its element function (value and gradient, in
-csrc/kernels/common/Elementwise.h) and its pattern line
+csrc/kernels/common/Elementwise.h) and its pattern lines
 (mlir/include/fxmlir/Transforms/Patterns/BiasAddActivationFusions.td); the
 `activation` attribute's values, the C++ enum and dispatch
-(csrc/ops/Activations.inc) and the autograd formulas follow from the row.
+(csrc/ops/Activations.inc) and the autograd formulas follow from the row. An
+activation whose ATen ops have no typed op yet (mish, hardswish) also needs
+them in schema.EXTRA_OPS, and one whose torch.nn.functional wrapper is a
+Python function (F.mish) an entry in dynamo_calls._FUNCTIONAL_OPS: five
+files (docs/adding-a-fusion.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The one rule mapping a torch op schema to a typed `fxmlir.aten.*` op.
 
-tools/gen_aten_ods.py writes AtenOps.td from it, and the importer/exporter use
+tools/gen_ops.py writes AtenOps.td from it, and the importer/exporter use
 it to spell and read those ops, so the three cannot drift apart:
 
 - op name: `fxmlir.aten.<name>` for the `default` overload,
@@ -219,7 +219,7 @@ STR_ENUMS = {
     "reduce": ("sum", "prod", "mean", "amax", "amin"),
 }
 # Ops whose kernels exist for floating-point tensors only (torch raises "not
-# implemented for 'Int'"; tests/python/test_gen_aten_ods.py checks it).
+# implemented for 'Int'"; tests/python/test_gen_ops.py checks it).
 FLOATING_POINT_OPS = frozenset({
     "gelu", "gelu_backward", "elu", "silu", "silu_backward", "sigmoid_backward",
     "tanh_backward",

@@ -127,17 +127,35 @@ def standalone_source(gm: fx.GraphModule, title: str, when: str,
                       "\n\n".join(classes), "", *main])
 
 
-# compare.py, beside a stage's fx_before.py and fx_after.py.
+# compare.py, beside a stage's fx_before.py and fx_after.py. Its headline is
+# the largest relative difference against assert_close's tolerance: the
+# absolute one alone read as a failure wherever values are large (1.46e+13
+# where every relative difference was tiny).
 COMPARE_SOURCE = '''"""fxmlir: runs fx_before.py's and fx_after.py's graphs on the same seeded
 inputs and prints how far apart each output is: `python compare.py`.
+The headline is the largest relative difference, |after - before| /
+(|before| + atol / rtol), against the rtol of torch.testing.assert_close
+for the output's dtype: it is at most rtol exactly where assert_close
+passes (values below atol / rtol count as that large: atol rules there).
+PASS or FAIL says whether every output passes; FAIL exits with status 1.
 Random ops draw the same seed in both, but fused dropouts draw their own
 masks unless the run had eager_random."""
 
 import importlib.util
 import pathlib
+import sys
 
 import torch
 from torch.utils import _pytree as pytree
+
+# (rtol, atol) per dtype: torch.testing.assert_close's defaults. Other
+# floating dtypes (float8) must match exactly, as there.
+TOLERANCES = {
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.float64: (1e-7, 1e-7),
+}
 
 
 def load(name: str):
@@ -156,19 +174,59 @@ def run(module, inputs: list) -> list:
     return pytree.tree_leaves(graph(*copies))
 
 
+def differences(after: torch.Tensor, before: torch.Tensor, rtol: float,
+                atol: float) -> tuple[float, float]:
+    """The largest relative and absolute differences of `after` from `before`."""
+    a, b = after.double(), before.double()
+    # Equal infinities and NaNs in the same places are no difference.
+    same = (a == b) | (a.isnan() & b.isnan())
+    diff = torch.where(same, 0.0, (a - b).abs()).nan_to_num(torch.inf, torch.inf)
+    floor = atol / rtol if rtol else torch.finfo(torch.float64).tiny
+    # A difference from a NaN or infinity is infinitely large (inf / inf is NaN).
+    relative = torch.where(diff == 0, 0.0, diff / (b.abs() + floor))
+    relative = relative.nan_to_num(torch.inf, torch.inf)
+    return float(relative.max()), float(diff.max())
+
+
 if __name__ == "__main__":
     before, after = load("fx_before.py"), load("fx_after.py")
     torch.manual_seed(0)
     inputs = before.example_inputs()
-    largest = 0.0
-    for index, (a, b) in enumerate(zip(run(before, inputs), run(after, inputs))):
-        if not isinstance(a, torch.Tensor) or not a.is_floating_point() or a.numel() == 0:
-            print(f"output {index}: {a if not isinstance(a, torch.Tensor) else tuple(a.shape)}")
+    expected, got = run(before, inputs), run(after, inputs)
+    passed = len(expected) == len(got)
+    if not passed:
+        print(f"{len(expected)} outputs before, {len(got)} after")
+    worst = None  # (relative / rtol, output index, dtype)
+    relatives, absolutes = {}, {}
+    for index, (b, a) in enumerate(zip(expected, got)):
+        if not isinstance(b, torch.Tensor) or not b.is_floating_point() or b.numel() == 0:
+            print(f"output {index}: {b if not isinstance(b, torch.Tensor) else tuple(b.shape)}")
             continue
-        diff = float((a.double() - b.double()).abs().max())
-        scale = float(a.double().abs().max()) or 1.0
-        largest = max(largest, diff)
-        print(f"output {index}: {tuple(a.shape)} {a.dtype}, max |after - before| = {diff:.3g} "
-              f"(relative {diff / scale:.3g})")
-    print(f"largest difference: {largest:.3g}")
+        if not isinstance(a, torch.Tensor) or a.shape != b.shape:
+            shown = tuple(a.shape) if isinstance(a, torch.Tensor) else a
+            print(f"output {index}: {tuple(b.shape)} before, {shown} after: FAIL")
+            passed = False
+            continue
+        rtol, atol = TOLERANCES.get(b.dtype, (0.0, 0.0))
+        relatives[index], absolutes[index] = differences(a, b, rtol, atol)
+        ok = relatives[index] <= rtol
+        passed = passed and ok
+        # Outputs of different dtypes rank by how much of their tolerance they use.
+        score = relatives[index] / rtol if rtol else (0.0 if ok else float("inf"))
+        if worst is None or score > worst[0]:
+            worst = (score, index, b.dtype)
+        print(f"output {index}: {tuple(b.shape)} {b.dtype}, relative difference "
+              f"{relatives[index]:.3g} (rtol {rtol:g}), max |after - before| = "
+              f"{absolutes[index]:.3g}: {'ok' if ok else 'FAIL'}")
+    verdict = "PASS" if passed else "FAIL"
+    if worst is None:
+        print(f"largest relative difference: none, no floating-point outputs: {verdict}")
+    else:
+        _, index, dtype = worst
+        rtol, atol = TOLERANCES.get(dtype, (0.0, 0.0))
+        print(f"largest relative difference: {relatives[index]:.3g} (output {index}, "
+              f"{dtype}; tolerance rtol {rtol:g}, atol {atol:g}): {verdict}")
+        largest = max(absolutes, key=absolutes.get)
+        print(f"largest absolute difference: {absolutes[largest]:.3g} (output {largest})")
+    sys.exit(0 if passed else 1)
 '''

@@ -16,6 +16,7 @@ import torch
 import torch.nn as nn
 
 import fxmlir
+from fxmlir.standalone import COMPARE_SOURCE
 from torch.fx.experimental.proxy_tensor import make_fx
 
 
@@ -151,9 +152,43 @@ def test_dumped_fx_after_runs_on_its_own(tmp_path):
         result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                                 timeout=300, cwd=tmp_path)
         assert result.returncode == 0, (stage, result.stderr)
-        largest = re.search(r"largest difference: (\S+)", result.stdout)
-        assert largest and float(largest.group(1)) < 1e-5, result.stdout
+        largest = re.search(r"largest relative difference: (\S+) .*: PASS", result.stdout)
+        assert largest and float(largest.group(1)) < 1.3e-6, result.stdout
         assert "output 0: " in result.stdout
+
+
+def write_graph(path, name: str, body: str) -> None:
+    """A script as fx_before.py or fx_after.py: a Graph module and its inputs."""
+    (path / name).write_text(textwrap.dedent(f"""
+        import torch
+
+        class Graph(torch.nn.Module):
+            def forward(self, x, z):
+                return {body}
+
+        def example_inputs():
+            return [torch.full((4,), 1e13), torch.zeros(2)]
+    """))
+
+
+@pytest.mark.parametrize("scale, verdict", [(1 + 1e-7, "PASS"), (1 + 1e-3, "FAIL")])
+def test_compare_headline_is_relative(tmp_path, scale, verdict):
+    """Outputs near 1e13 differ by 1e6 where the relative difference is 1e-7:
+    the headline, once 'largest difference: 1e+06', is the relative one and
+    passes against float32's rtol; 1e-3 fails, with exit status 1."""
+    write_graph(tmp_path, "fx_before.py", "x * 1.0, z + 1e-7")
+    # z + 2e-7 is twice z + 1e-7 but within atol: no failure.
+    write_graph(tmp_path, "fx_after.py", f"(x.double() * {scale}).float(), z + 2e-7")
+    (tmp_path / "compare.py").write_text(COMPARE_SOURCE)
+    result = subprocess.run([sys.executable, str(tmp_path / "compare.py")], capture_output=True,
+                            text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == (verdict == "FAIL"), result.stderr
+    headline = re.search(r"largest relative difference: (\S+) \(output 0, torch.float32; "
+                         r"tolerance rtol 1.3e-06, atol 1e-05\): (\w+)", result.stdout)
+    assert headline, result.stdout
+    assert float(headline.group(1)) == pytest.approx(scale - 1, rel=0.1)
+    assert headline.group(2) == verdict
+    assert re.search(r"largest absolute difference: \S+e\+(06|10) \(output 0\)", result.stdout)
 
 
 def test_optimize_refuses_a_torch_ir_graph():
