@@ -69,7 +69,11 @@ _records: list[RoundTripRecord] = []
 def round_trip_done(record: RoundTripRecord, summary: dict[str, Any],
                     module_before: Callable[[], str], module_after: Callable[[], str]) -> None:
     """Logs a finished round trip: the INFO line, the IR artifact, the
-    structured trace and the summary's row."""
+    structured trace and the summary's row; its times go to the parts the
+    slow-compile warning names."""
+    from fxmlir import progress  # here: progress imports this module
+
+    progress.round_trip_times(summary["time_ms"])
     fused = record.fused_text if record.fused_ops else "no new fusions"
     if record.fused_earlier:
         fused += f"; fused earlier: {fused_text(record.fused_earlier)}"

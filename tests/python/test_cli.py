@@ -16,6 +16,7 @@ import torch
 import torch.nn as nn
 
 import fxmlir
+import fxmlir.dump
 from fxmlir import _C
 
 
@@ -46,6 +47,7 @@ def dump(tmp_path_factory) -> Path:
     compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(folder)))
     compiled(torch.randn(4, 8)).sum().backward()
     torch._dynamo.reset()
+    assert fxmlir.dump.wait_for_renders(timeout=120)  # graph.svg renders in the background
     return folder
 
 

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import torch.nn as nn
 
 import fxmlir
 import fxmlir.dump
+import fxmlir.progress
 from fxmlir.report import INDEX
 
 from gloo_exit import destroy_and_exit
@@ -48,7 +50,8 @@ def train_once(dump_dir: Path) -> None:
 
 def check_index(run: Path) -> dict:
     """The run's index lists exactly the stage folders on disk, each with
-    the files in it."""
+    the files in it, once the SVGs rendering in the background are done."""
+    assert fxmlir.dump.wait_for_renders(timeout=120)
     index = json.loads((run / INDEX).read_text())
     folders = {e["folder"] for e in index["entries"]}
     on_disk = {str(p.parent.relative_to(run)) for p in run.rglob("summary.json")}
@@ -283,3 +286,114 @@ def test_op_graph_has_a_legend_short_labels_and_named_regions(tmp_path):
                   for line in next(tmp_path.glob(f"*/graph_*/{stage}/graph.dot"))
                   .read_text().splitlines() if "fxmlir.mlir_jit" in line]
     assert jit_labels and all("@jit_" in line for line in jit_labels)
+
+
+def fake_dot(monkeypatch, folder: Path, script: str) -> None:
+    """Puts a `dot` running the shell `script` first on PATH."""
+    folder.mkdir()
+    dot = folder / "dot"
+    dot.write_text(f"#!/bin/sh\n{script}\n")
+    dot.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+
+
+# A dot that draws once the file `gate` beside it exists (within 60 s).
+GATED_DOT = """
+gate="$(dirname "$0")/gate"
+for _ in $(seq 1200); do [ -e "$gate" ] && break; sleep 0.05; done
+[ -e "$gate" ] || exit 3
+echo '<svg>drawn</svg>'
+"""
+
+
+def stage_folders(dumps: Path) -> list[Path]:
+    return sorted(p.parent for p in dumps.glob("*/graph_*/*/graph.dot"))
+
+
+def test_the_round_trip_does_not_wait_for_graphviz(tmp_path, monkeypatch):
+    """dot ran inside each round trip: 9.0 s instead of 2.7 s for a tiny
+    GPT-2's first call."""
+    fake_dot(monkeypatch, tmp_path / "bin", GATED_DOT)
+    dumps = tmp_path / "dumps"
+    try:
+        train_once(dumps)  # returns while every dot waits for its gate
+        folders = stage_folders(dumps)
+        assert len(folders) == 6
+        assert not list(dumps.rglob("*.svg"))
+        (run,) = dumps.iterdir()
+        index = json.loads((run / INDEX).read_text())
+        assert len(index["entries"]) == 6
+        assert not any("graph.svg" in e["files"] for e in index["entries"])
+        assert not fxmlir.dump.wait_for_renders(timeout=0.1)
+    finally:
+        (tmp_path / "bin" / "gate").touch()
+    index = check_index(run)  # waits for the renders
+    assert all("graph.svg" in e["files"] and "svg_skipped" not in e for e in index["entries"])
+    assert all((f / "graph.svg").read_text() == "<svg>drawn</svg>\n" for f in folders)
+
+
+def test_a_failing_dot_says_why_in_the_index(tmp_path, monkeypatch):
+    fake_dot(monkeypatch, tmp_path / "bin", "echo 'syntax error in line 1' >&2; exit 1")
+    train_once(tmp_path / "dumps")
+    (run,) = (tmp_path / "dumps").iterdir()
+    index = check_index(run)  # no graph.svg, nor a partial one, left behind
+    for entry in index["entries"]:
+        assert "exit status 1): syntax error in line 1" in entry["svg_skipped"], entry
+        assert "dot -Tsvg -o graph.svg graph.dot" in entry["svg_skipped"]
+
+
+def test_a_graph_too_large_to_read_is_not_drawn_and_its_summary_says_how(
+        tmp_path, monkeypatch):
+    fake_dot(monkeypatch, tmp_path / "bin", "echo '<svg/>'")
+    monkeypatch.setattr(fxmlir.dump, "SVG_MAX_OPS", 3)
+    train_once(tmp_path / "dumps")
+    (run,) = (tmp_path / "dumps").iterdir()
+    index = check_index(run)
+    drawn = {e["folder"] for e in index["entries"] if "graph.svg" in e["files"]}
+    assert drawn and len(drawn) < len(index["entries"])  # graph_1's second Linear is small
+    for entry in index["entries"]:
+        summary = json.loads((run / entry["folder"] / "summary.json").read_text())
+        if entry["folder"] in drawn:
+            assert "svg" not in summary
+            continue
+        ops = sum(summary["ops_after"].values())
+        assert summary["svg"] == entry["svg_skipped"] == (
+            f"not rendered: {ops} ops (over 3) draw too large to read; "
+            "to render it, in its folder: dot -Tsvg -o graph.svg graph.dot")
+
+
+EXIT_WHILE_RENDERING = """
+import sys, torch, torch.nn as nn, fxmlir
+model = nn.Sequential(nn.Linear(8, 16), nn.GELU())
+torch.compile(model, backend=fxmlir.backend(dump_dir=sys.argv[1]))(torch.randn(4, 8))
+print("returned", flush=True)
+"""
+
+
+def test_renders_pending_at_exit_are_skipped_and_leave_no_file(tmp_path, monkeypatch):
+    fake_dot(monkeypatch, tmp_path / "bin", GATED_DOT)  # never opened
+    dumps = tmp_path / "dumps"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_", "FXMLIR_"))}
+    result = subprocess.run([sys.executable, "-c", EXIT_WHILE_RENDERING, str(dumps)],
+                            capture_output=True, text=True, timeout=300, env=environ)
+    assert result.returncode == 0 and "returned" in result.stdout, result.stderr[-3000:]
+    (run,) = dumps.iterdir()
+    index = check_index(run)  # no graph.svg, nor a partial one
+    assert len(index["entries"]) == 2  # before autodiff, inference
+    assert all("the process exited first" in e["svg_skipped"] for e in index["entries"])
+
+
+def test_dump_time_is_not_counted_as_round_trips(monkeypatch):
+    monkeypatch.setattr(fxmlir.progress, "_total", {"seconds": 0.0, "warned": True})
+    monkeypatch.setattr(fxmlir.progress, "_parts", {})
+    with fxmlir.progress.timed("a round trip"):
+        with fxmlir.progress.aside("dumps"):
+            time.sleep(0.3)
+    assert fxmlir.progress._total["seconds"] < 0.3 <= fxmlir.progress._parts["dumps"]
+
+
+def test_the_slow_compile_warning_names_the_parts():
+    text = fxmlir.progress._parts_text(
+        10.0, {"passes": 6.0, "import": 1.0, "jit": 0.5, "export": 0.3, "dumps": 4.0})
+    assert text == ("passes 6.0 s, other 2.2 s, import 1.0 s, jit 0.5 s, export 0.3 s; "
+                    "dumps 4.0 s besides")

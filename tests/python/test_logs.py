@@ -141,6 +141,7 @@ def test_a_long_compile_warns_once_how_to_see_why(tmp_path):
     warnings = [line for line in stderr.splitlines() if "round trips have taken" in line]
     assert len(warnings) == 1, stderr
     assert "TORCH_LOGS=fxmlir" in warnings[0] and warnings[0].startswith("W")
+    assert "passes " in warnings[0] and "import " in warnings[0]  # where the time went
     assert "so far)" not in stderr  # INFO stays off by default
 
 
