@@ -20,13 +20,27 @@ on the same inputs. Every implementation is warmed up, then timed one call at a
 time in alternation (A B C, C B A, ...); tables give the median and the
 interquartile range as a percentage of it (±). GB/s is the fewest bytes an op
 must move (inputs read once, outputs written once) over its median time,
-compared with the same run's device-to-device copy. "Peak extra" is the device
-memory a training step allocates beyond its inputs and parameters (CUDA's
-allocator counts it; not on CPU); "saved" what autograd keeps for backward
+compared with the same run's device-to-device copy. "Peak extra" is the most
+memory a training step holds at once beyond what was allocated before it (its
+inputs, the parameters, the previous step's gradients, which it frees; each
+section says how it is measured); "saved" what autograd keeps for backward
 during the step; "first call" the wall-clock time of the first step, compiling
-included (Inductor's and AOTAutograd's caches off: a cold compile). Every number below comes from a run (raw samples in
-benchmarks-<device>.json); a run replaces the tables it measured.
+included (Inductor's and AOTAutograd's caches off: a cold compile). Every
+number below comes from a run (raw samples in benchmarks-<device>.json); a run
+replaces the tables it measured.
 """
+
+
+# How each device's step tables measure "peak extra MiB".
+PEAK_NOTES = {
+    "cpu": "Peak extra MiB: torch's memory profiler (its timeline of every allocation and "
+           "free) over the third step of each implementation, its first two run: in this "
+           "process, one implementation after another, not a process each (each would "
+           "compile again).",
+    "cuda": "Peak extra MiB: torch.cuda.max_memory_allocated() over the second step of each "
+            "implementation, less what was allocated before it: in this process, one "
+            "implementation after another.",
+}
 
 
 def _marker(device: str, end: bool) -> str:
@@ -93,6 +107,8 @@ def section(device: str, run: dict[str, Any]) -> str:
     out.append(f"Copy bandwidth (the latest run's): **{run['copy_gbps']:.1f} GB/s** "
                f"(a {sizes.copy_bytes >> 20} MiB copy, bytes read + written); "
                "\"of copy\" compares with the copy of the run that measured the op.\n")
+    if any(run.get(key) for key in ("mlp", "gpt2", "llama")):
+        out.append(PEAK_NOTES[device] + "\n")
     if run.get("ops"):
         out.append(f"### Fused elementwise ops, x [{sizes.rows}, {sizes.cols}]\n")
         out.append(_ops_table(run["ops"], run["ops_copy_gbps"]))

@@ -12,6 +12,8 @@ from typing import Any
 
 import torch
 
+from fxmlir.memory import step_peak
+
 
 @dataclass(frozen=True)
 class Timing:
@@ -84,12 +86,13 @@ def first_call_seconds(fn: Callable[[], Any], device: str) -> float:
     return time.perf_counter() - begin
 
 
-def peak_extra_mib(fn: Callable[[], Any], device: str) -> float | None:
+def peak_extra_mib(fn: Callable[[], Any], device: str) -> float:
     """Device memory a call needs beyond what was allocated before it (its
-    activations, gradients, workspaces); None where torch does not count it
-    (CPU)."""
+    activations, gradients, workspaces): CUDA's allocator counts it; on CPU,
+    torch's memory profiler does, over a call after one more (see
+    fxmlir.memory.step_peak), in this process."""
     if device != "cuda":
-        return None
+        return step_peak(fn, device).extra / 2**20
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()

@@ -21,7 +21,9 @@ from torch._functorch.partitioners import default_partition, min_cut_remateriali
 
 from fxmlir import float_inputs, logs
 from fxmlir.config import REMOVED, BackendOptions, Options
+from fxmlir.dump import summary_fields
 from fxmlir.fallback import FallbackError
+from fxmlir.memory import saved_for_backward
 from fxmlir.mutation import mutation_touching_nodes
 from fxmlir.roundtrip import round_trip_or_fallback
 from fxmlir.runtime_fallback import guarded, warn_traced_fallback
@@ -119,8 +121,11 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
             selected = "forward" if stage == "inference" else stage
             compiled = graph
             if selected in opts.stages:
-                compiled = round_trip_or_fallback(graph, graph_id, stage, opts,
-                                                  input_names=primals)
+                # What the forward saves for backward: its summary's, for `fxmlir report`.
+                saved = saved_for_backward(graph) if stage == "forward" else None
+                with summary_fields(graph_id, stage, saved_for_backward=saved):
+                    compiled = round_trip_or_fallback(graph, graph_id, stage, opts,
+                                                      input_names=primals)
             run = guarded(compiled, graph, f"{graph_id}/{stage}", opts.strict)
             if graphs is None:
                 return run

@@ -34,6 +34,10 @@ class RoundTripRecord:
     passes: int = 0
     time_ms: float = 0.0
     fallback: str | None = None  # the reason, when the original graph was kept
+    # What a forward graph saves for backward: tensors, and their bytes (each
+    # storage once); None for other stages and dumps that predate it.
+    saved_tensors: int | None = None
+    saved_bytes: int | None = None
 
     @classmethod
     def from_summary(cls, summary: dict[str, Any]) -> "RoundTripRecord":
@@ -47,12 +51,14 @@ class RoundTripRecord:
                 created.append((name, count - kept))
             if kept:
                 earlier.append((name, kept))
+        saved = summary.get("saved_for_backward") or {}
         return cls(graph=f"{summary['graph']}/{summary['label']}", stage=summary["stage"],
                    ops_before=sum(before.values()),
                    ops_after=sum(summary["ops_after"].values()),
                    fused_ops=tuple(created), fused_earlier=tuple(earlier),
                    passes=len(summary["passes"]),
-                   time_ms=sum(summary["time_ms"].values()))
+                   time_ms=sum(summary["time_ms"].values()),
+                   saved_tensors=saved.get("tensors"), saved_bytes=saved.get("bytes"))
 
     @property
     def fused_text(self) -> str:
@@ -62,19 +68,38 @@ class RoundTripRecord:
     def fused_count(self) -> int:
         return sum(count for _, count in self.fused_ops)
 
+    @property
+    def saved_text(self) -> str:
+        """"3 tensors, 1.5 MiB", or "-" where nothing was recorded."""
+        if self.saved_tensors is None or self.saved_bytes is None:
+            return "-"
+        tensors = "1 tensor" if self.saved_tensors == 1 else f"{self.saved_tensors} tensors"
+        return f"{tensors}, {bytes_text(self.saved_bytes)}"
+
 
 def fused_text(ops: Iterable[tuple[str, int]]) -> str:
     """"fused_bias_act x2, packed_mask_scale x1", or "-" for none."""
     return ", ".join(f"{name.removeprefix('fxmlir.')} x{count}" for name, count in ops) or "-"
 
 
+def bytes_text(count: int) -> str:
+    """"512 B", "12.0 KiB", "1.5 MiB", "2.0 GiB"."""
+    size, unit = float(count), "B"
+    for larger in ("KiB", "MiB", "GiB"):
+        if size < 1024:
+            break
+        size, unit = size / 1024, larger
+    return f"{count} B" if unit == "B" else f"{size:.1f} {unit}"
+
+
 COLUMNS = ("graph", "stage", "passes", "ops before", "ops after", "fused ops", "fused earlier",
-           "ms", "fallback")
+           "saved for backward", "ms", "fallback")
 
 
 def record_rows(records: Iterable[RoundTripRecord]) -> list[tuple[str, ...]]:
     return [(r.graph, r.stage, str(r.passes), str(r.ops_before), str(r.ops_after),
-             r.fused_text, fused_text(r.fused_earlier), f"{r.time_ms:.1f}", r.fallback or "-")
+             r.fused_text, fused_text(r.fused_earlier), r.saved_text, f"{r.time_ms:.1f}",
+             r.fallback or "-")
             for r in records]
 
 
