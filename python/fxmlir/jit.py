@@ -15,18 +15,28 @@ from typing import Any, Callable
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from fxmlir import _C, importer
+from fxmlir import _C, aten_calls, importer, schema
 import fxmlir.jit_ops  # noqa: F401  (loads torch.ops.fxmlir.mlir_jit)
 
 __all__ = ["JitGraph", "outline", "stats"]
 
 
+def _view_overload(name: str) -> torch._ops.OpOverload | None:
+    """The ATen op of a view a region leaves outside it (a detach, a
+    reshape: its result aliases its input); None for any other op."""
+    overload = schema.op_from_mlir_name(name)
+    returns = overload._schema.returns if overload is not None else []
+    return overload if len(returns) == 1 and returns[0].alias_info is not None else None
+
+
 class JitGraph:
-    """A graph whose every op is an outlined region, run by mlir_jit."""
+    """A graph whose every op is an outlined region, run by mlir_jit, or a
+    view of a region's result (taken after it, as eager takes it)."""
 
     def __init__(self, module: _C.Module) -> None:
         graph = json.loads(module.to_json())["functions"][0]
-        others = sorted({op["name"] for op in graph["ops"]} - {"fxmlir.mlir_jit"})
+        others = sorted({op["name"] for op in graph["ops"]
+                         if op["name"] != "fxmlir.mlir_jit" and not _view_overload(op["name"])})
         if others:
             raise ValueError(f"ops left outside JIT regions: {', '.join(others)}")
         self._graph = graph
@@ -35,14 +45,21 @@ class JitGraph:
     @property
     def regions(self) -> list[str]:
         """The outlined functions in call order."""
-        return [op["attributes"]["callee"]["symbol"] for op in self._graph["ops"]]
+        return [op["attributes"]["callee"]["symbol"] for op in self._graph["ops"]
+                if op["name"] == "fxmlir.mlir_jit"]
 
     def __call__(self, *args: torch.Tensor) -> list[torch.Tensor]:
         values = {arg["id"]: value for arg, value in zip(self._graph["arguments"], args)}
         for op in self._graph["ops"]:
-            name = op["attributes"]["callee"]["symbol"]
-            results = torch.ops.fxmlir.mlir_jit(
-                self.functions[name], name, [values[i] for i in op["operands"]])
+            operands = [values[i] for i in op["operands"]]
+            if op["name"] == "fxmlir.mlir_jit":
+                name = op["attributes"]["callee"]["symbol"]
+                results = torch.ops.fxmlir.mlir_jit(self.functions[name], name, operands)
+            else:
+                view = _view_overload(op["name"])
+                call_args, kwargs = aten_calls.unbind_arguments(view, operands,
+                                                                op["attributes"])
+                results = [view(*call_args, **kwargs)]
             for result, value in zip(op["results"], results):
                 values[result["id"]] = value
         return [values[i] for i in self._graph["returns"]]

@@ -309,13 +309,31 @@ static void outline(ArrayRef<Operation *> region, OutlinedFunctions &functions) 
       if (!members.contains(operand.getDefiningOp()) &&
           !isa<NoneType>(operand.getType()))
         inputs.insert(operand);
-  SmallVector<Value> outputs;
+  llvm::SetVector<Value> leaving;
   for (Operation *op : region)
     for (Value result : op->getResults())
       if (llvm::any_of(result.getUsers(), [&](Operation *user) {
             return !members.contains(user);
           }))
-        outputs.push_back(result);
+        leaving.insert(result);
+  // A view (detach, a reshape, a slice, a transpose) leaving the region is
+  // taken after the call, of the region's result for its source, as eager
+  // takes it: as a result of its own it would be a second buffer of the
+  // same values (an RMSNorm's rsqrt and its detach, both saved for
+  // backward), written contiguous. Its source leaves the region instead.
+  SmallVector<Operation *> viewsAfter;
+  for (size_t i = 0; i < leaving.size(); ++i) { // grows as sources join
+    Operation *def = leaving[i].getDefiningOp();
+    if (getJitOpKind(def) != JitOpKind::Identity || def->getNumOperands() != 1)
+      continue;
+    viewsAfter.push_back(def);
+    if (members.contains(def->getOperand(0).getDefiningOp()))
+      leaving.insert(def->getOperand(0));
+  }
+  SmallVector<Value> outputs;
+  for (Value value : leaving)
+    if (!llvm::is_contained(viewsAfter, value.getDefiningOp()))
+      outputs.push_back(value);
   if (outputs.empty())
     return;
 
@@ -361,6 +379,16 @@ static void outline(ArrayRef<Operation *> region, OutlinedFunctions &functions) 
          builder.getI64IntegerAttr(cast<OpResult>(output).getResultNumber())}));
   }
   jit->setAttr(kResultNodesAttr, builder.getArrayAttr(resultNodes));
+  // The views, in region order (a view of a view after its source), on the
+  // call's results; uses outside the region take them.
+  IRMapping after;
+  after.map(outputs, jit.getResults());
+  for (Operation *view : viewsAfter) {
+    Operation *copy = builder.clone(*view, after);
+    view->getResult(0).replaceUsesWithIf(
+        copy->getResult(0),
+        [&](OpOperand &use) { return !members.contains(use.getOwner()); });
+  }
   for (auto [output, replacement] : llvm::zip(outputs, jit.getResults()))
     output.replaceAllUsesWith(replacement);
   llvm::SetVector<Operation *> nones;

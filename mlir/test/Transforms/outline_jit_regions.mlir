@@ -293,3 +293,27 @@ func.func @weight_readers(%a: !t, %b: !t, %w: !w) -> (!t, !t) {
   %1 = fxmlir.aten.mul.Tensor %b, %w : (!t, !w) -> !t
   return %0, %1 : !t, !t
 }
+
+// -----
+
+!t = tensor<8x64xf32, #fxmlir.device<"cpu">>
+!v = tensor<512xf32, #fxmlir.device<"cpu">>
+
+// A view leaving the region (a detach saved for backward, a reshape) is
+// taken after the call from the result for its source, as eager takes it,
+// not returned as a second buffer of the same values; the region keeps it
+// for its own uses.
+// CHECK-LABEL: func.func @views_leave_as_views
+// CHECK-SAME: (%[[X:.*]]: tensor<8x64xf32, #fxmlir.device<"cpu">>)
+// CHECK-NEXT: %[[R:.*]]:2 = fxmlir.mlir_jit @jit_rsqrt_mul(%[[X]])
+// CHECK-NEXT: %[[D:.*]] = fxmlir.aten.detach %[[R]]#1
+// CHECK-NEXT: %[[V:.*]] = fxmlir.aten.view %[[R]]#0 {size = array<i64: 512>}
+// CHECK-NEXT: return %[[V]], %[[D]]
+// CHECK: func.func private @jit_rsqrt_mul({{.*}}) -> (tensor<8x64xf32, #fxmlir.device<"cpu">>, tensor<8x64xf32, #fxmlir.device<"cpu">>)
+func.func @views_leave_as_views(%x: !t) -> (!v, !t) {
+  %0 = fxmlir.aten.rsqrt %x : (!t) -> !t
+  %1 = fxmlir.aten.detach %0 : (!t) -> !t
+  %2 = fxmlir.aten.mul.Tensor %1, %x : (!t, !t) -> !t
+  %3 = fxmlir.aten.view %2 {size = array<i64: 512>} : (!t) -> !v
+  return %3, %1 : !v, !t
+}
