@@ -6,7 +6,7 @@ export PIP_ROOT_USER_ACTION=ignore
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
-              libgtest-dev graphviz zlib1g-dev libzstd-dev ninja-build cmake g++)
+              libgtest-dev graphviz zlib1g-dev libzstd-dev ninja-build cmake g++ chromium)
 # A torch already installed that fxmlir supports (a CUDA build, say) is kept;
 # only without one is torch pinned (scripts/torch_requirement.py: 2.13.0, a
 # CPU build on local disk; an unpinned torch would download a CUDA build).

@@ -1,6 +1,7 @@
 """The `fxmlir` command (also `python -m fxmlir`) and the `fxmlir-opt` shim.
 
     fxmlir report DUMP_DIR        the round trips of the dumps as a table
+                                  (--html DIR: as one HTML page per run, in DIR)
     fxmlir show GRAPH [--svg]     a stage's op graph: its .dot, or rendered to SVG
     fxmlir explain SCRIPT [ARGS]  run a script through fxmlir; why sites did not fuse
     fxmlir passes                 the passes and the stages that run them
@@ -35,14 +36,21 @@ def opt() -> None:
 def _report(args: argparse.Namespace) -> int:
     from fxmlir.report import report
 
-    tables, skipped = report(Path(args.dump_dir))
-    if not tables:  # no run could be read: each is an error
+    if args.html is not None:
+        from fxmlir.report_html import write_pages
+
+        pages, skipped = write_pages(Path(args.dump_dir), Path(args.html))
+        # The pages' paths, as `show --svg` prints its SVG's.
+        output = "\n".join(map(str, pages))
+    else:
+        output, skipped = report(Path(args.dump_dir))
+    if not output:  # no run could be read: each is an error
         for why in skipped:
             print(f"fxmlir report: {why}", file=sys.stderr)
         return ERROR
     for why in skipped:
         print(f"fxmlir report: skipped {why}", file=sys.stderr)
-    print(tables)
+    print(output)
     return 0
 
 
@@ -171,6 +179,10 @@ def parser() -> argparse.ArgumentParser:
     commands = main.add_subparsers(dest="command", required=True)
     report = commands.add_parser("report", help="the round trips of a dump folder as a table")
     report.add_argument("dump_dir", help="FXMLIR_DUMP_DIR, or one run folder in it")
+    report.add_argument("--html", metavar="DIR",
+                        help="write the report as one self-contained HTML page per run into "
+                             "DIR (DIR/<run>.html; DIR/index.html links them), and print "
+                             "their paths instead of the table")
     report.set_defaults(run=_report)
     show = commands.add_parser("show", help="a stage's op graph as dot, or rendered to SVG")
     show.add_argument("graph", help="a dump's stage folder, a .dot or a .mlir file")
