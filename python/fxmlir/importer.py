@@ -20,6 +20,7 @@ across a write.
 from __future__ import annotations
 
 import operator
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -237,6 +238,8 @@ class _FunctionBuilder:
         if op._schema.name in RESULT_SHAPE_SIZES:  # (self, size) or (self, shape)
             sizes = op._schema.arguments[1].name
             bound[sizes] = self._result_shape_sizes(node, bound[sizes])
+        if op._schema.name == "aten::slice" and self._ends_at_size(bound):
+            bound["end"] = sys.maxsize  # torch's spelling of "to the end"
         if not aten_calls.fits(signature, bound, self._is_tensor_value):
             return False
         operands: list[str] = []
@@ -285,6 +288,20 @@ class _FunctionBuilder:
             f'    {lhs}"{schema.mlir_op_name(op)}"({", ".join(operands)}){attr_dict} : '
             f'({", ".join(operand_types)}) -> {rhs} loc("{node.name}")')
         return True
+
+    @staticmethod
+    def _ends_at_size(bound: dict[str, Any]) -> bool:
+        """Whether a slice's end is its input's symbolic size along the dim
+        (`x[:, :n]` where n is x's varying length): the slice runs to the
+        end, whatever the size."""
+        end, source = bound.get("end"), bound.get("self")
+        end = node_value(end) if isinstance(end, fx.Node) else end
+        value = node_value(source) if isinstance(source, fx.Node) else None
+        if not isinstance(end, torch.SymInt) or not isinstance(value, torch.Tensor) or \
+                not isinstance(bound.get("dim"), int):
+            return False
+        size = value.shape[bound["dim"]]
+        return isinstance(size, torch.SymInt) and size.node.expr == end.node.expr
 
     def _result_shape_sizes(self, node: fx.Node, sizes: Any) -> Any:
         """A view's size list (or torch.Size node) with each symbolic size

@@ -291,3 +291,25 @@ def test_slice_backward_of_a_varying_length_trains_like_eager(tmp_path, codegen)
     in_regions = [r.name for m in dynamic for r in m.jit_regions()
                   if "aten::slice_backward" in r.text]
     assert len(in_regions) == (1 if codegen else 0), in_regions
+
+
+def test_a_slice_to_its_inputs_varying_size_runs_to_the_end():
+    """`x[:, :n]` where n is x's own length (AOTAutograd's graphs slice so)
+    is a slice to the end: typed, and in GPT-2's backward region again; a
+    slice to another size keeps its symbolic end."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from fxmlir import importer
+
+    def slices(x, y):
+        whole = torch.ops.aten.slice.Tensor(x, 1, 0, x.size(1))
+        part = torch.ops.aten.slice.Tensor(x, 1, 0, y.size(0))
+        return whole.tanh(), part.tanh()
+
+    gm = make_fx(slices, tracing_mode="symbolic")(torch.randn(2, 5, 8), torch.randn(3))
+    text = importer.import_graph(gm, "g", _C.Context().is_registered_op).text
+    lines = [line for line in text.splitlines() if "slice" in line and "= " in line]
+    (whole,) = [line for line in lines if "%slice_1 " in line]
+    (part,) = [line for line in lines if "%slice_2 " in line]
+    assert '"fxmlir.aten.slice.Tensor"' in whole and "end = 9223372036854775807" in whole
+    assert '"fxmlir.call"' in part  # its end stays a value of the graph
