@@ -24,7 +24,7 @@ from fxmlir.config import REMOVED, BackendOptions, Options
 from fxmlir.dump import summary_fields
 from fxmlir.fallback import FallbackError
 from fxmlir.memory import saved_for_backward
-from fxmlir.mutation import mutation_touching_nodes
+from fxmlir.mutation import writes_an_input
 from fxmlir.roundtrip import round_trip_or_fallback
 from fxmlir.runtime_fallback import guarded, warn_traced_fallback
 
@@ -137,9 +137,10 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
     # Min-cut rematerialization (as Inductor and aot_eager): the forward saves
     # what is costly to recompute and the backward recomputes the rest, which
     # its JIT regions fuse; AOTAutograd's default saved more than eager keeps.
-    # Not for a graph that writes in place: it may recompute from an input
-    # the step has written since (autograd's version check fails).
-    partition = default_partition if mutation_touching_nodes(dynamo_graph.graph) \
+    # Not for a graph that writes one of its inputs in place: it may
+    # recompute from an input the step has written since (autograd's version
+    # check fails). Writes to memory the graph allocates are no such risk.
+    partition = default_partition if writes_an_input(dynamo_graph.graph) \
         else min_cut_rematerialization_partition
     autodiff = aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
                             inference_compiler=compiler("inference"), partition_fn=partition)

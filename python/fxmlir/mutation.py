@@ -106,9 +106,9 @@ def _aliased_inputs(node: fx.Node) -> list[fx.Node]:
     return _input_nodes(node)
 
 
-def mutation_touching_nodes(graph: fx.Graph) -> set[fx.Node]:
-    """The call nodes that read or produce memory some node writes in place
-    (the writing nodes included)."""
+def _written_storages(graph: fx.Graph) -> tuple[_Storages, set[Any]]:
+    """The graph's values grouped by the memory they share, and the groups
+    some node writes in place."""
     storages = _Storages()
     for node in graph.nodes:
         keys = [("storage", StorageWeakRef(t.untyped_storage()).cdata)
@@ -117,13 +117,29 @@ def mutation_touching_nodes(graph: fx.Graph) -> set[fx.Node]:
             storages.union([("node", node), *keys])
         elif node.op in ("call_function", "call_method", "call_module"):
             storages.union([("node", node), *(("node", n) for n in _aliased_inputs(node))])
-    mutated = {storages.find(("node", n)) for node in graph.nodes for n in written_inputs(node)}
+    return storages, {storages.find(("node", n)) for node in graph.nodes
+                      for n in written_inputs(node)}
+
+
+def mutation_touching_nodes(graph: fx.Graph) -> set[fx.Node]:
+    """The call nodes that read or produce memory some node writes in place
+    (the writing nodes included)."""
+    storages, mutated = _written_storages(graph)
     if not mutated:
         return set()
     return {node for node in graph.nodes
             if node.op in ("call_function", "call_method", "call_module")
             and any(storages.find(("node", n)) in mutated
                     for n in (node, *_input_nodes(node)))}
+
+
+def writes_an_input(graph: fx.Graph) -> bool:
+    """Whether some node writes in place the memory of one of the graph's
+    inputs (a parameter, a buffer, an argument, or a view of one), not only
+    memory the graph allocated itself."""
+    storages, mutated = _written_storages(graph)
+    return any(storages.find(("node", node)) in mutated
+               for node in graph.nodes if node.op == "placeholder")
 
 
 def _has_storage(tensor: torch.Tensor) -> bool:

@@ -167,3 +167,24 @@ def test_written_inputs_recognizes_in_place_spellings():
     }
     for node, expected in cases.items():
         assert written_inputs(node) == expected, node.format_node()
+
+
+@pytest.mark.parametrize("fn, writes_input", [
+    (sin_around_add_, True), (write_through_a_view, True), (setitem_and_iadd, True),
+    (relu_twice_then_add_, False), (clone_twice_then_mul_, False),
+    (ones_like_twice_then_add_, False),
+])
+def test_only_graphs_writing_an_input_keep_the_default_partition(fn, writes_input):
+    """Min-cut may recompute from an input the step has written since; a
+    write to memory the graph allocated (T5's attention) is no such risk,
+    and min-cut keeps its step's memory down."""
+    from fxmlir.mutation import writes_an_input
+
+    seen = []
+
+    def record(gm, example_inputs):
+        seen.append(writes_an_input(gm.graph))
+        return gm.forward
+
+    torch.compile(fn, backend=record)(torch.randn(4, 8))
+    assert seen == [writes_input]
