@@ -86,10 +86,7 @@ class _GraphBuilder:
             args = tuple(mlir_attrs.decode(op["attributes"]["args"], operands, pyobjects))
             kwargs = {k: mlir_attrs.decode(v, operands, pyobjects)
                       for k, v in op["attributes"]["kwargs"]["dict"].items()}
-            overload_schema = getattr(fn, "_schema", None)
-            if overload_schema is not None and overload_schema.name in RESULT_SHAPE_SIZES and \
-                    isinstance(args[1], list) and DYNAMIC_SIZE in args[1]:
-                args = (args[0], self._symbolic_sizes(op, args[1]), *args[2:])
+            args = self._with_symbolic_sizes(op, fn, args)
             node = self.graph.create_node(opcode, fn, args, kwargs, name=self._name(op, fn))
             self._bind(node, op, single=not self._is_multi(op))
             return
@@ -97,13 +94,21 @@ class _GraphBuilder:
         if overload is None:
             raise ExportFailure(f"op {name} names no torch operator")
         args, kwargs = aten_calls.unbind_arguments(overload, operands, op["attributes"])
-        if overload._schema.name in RESULT_SHAPE_SIZES and DYNAMIC_SIZE in args[1]:
-            args = (args[0], self._symbolic_sizes(op, args[1]), *args[2:])
+        args = self._with_symbolic_sizes(op, overload, args)
         node = self.graph.create_node("call_function", overload, args, kwargs,
                                       name=self._name(op, overload))
         single = len(overload._schema.returns) == 1 and \
             not isinstance(overload._schema.returns[0].type, torch.ListType)
         self._bind(node, op, single=single)
+
+    def _with_symbolic_sizes(self, op: dict, target: Any, args: tuple) -> tuple:
+        """`args` with the dynamic entries of a RESULT_SHAPE_SIZES op's size
+        list (its second argument) rebuilt; as they are for other ops."""
+        target_schema = getattr(target, "_schema", None)
+        if target_schema is None or target_schema.name not in RESULT_SHAPE_SIZES or \
+                not isinstance(args[1], list) or DYNAMIC_SIZE not in args[1]:
+            return args
+        return (args[0], self._symbolic_sizes(op, args[1]), *args[2:])
 
     def _symbolic_sizes(self, op: dict, sizes: list[int]) -> list[int | fx.Node]:
         """A view's size list with its dynamic entries read from the

@@ -9,6 +9,7 @@ from pathlib import Path
 import torch.fx as fx
 
 from fxmlir import _C
+from fxmlir.compile_ahead import NO_REGIONS
 from fxmlir.config import Options
 from fxmlir.dump import Dumper
 from fxmlir.repro_script import repro_source
@@ -60,8 +61,6 @@ def dump_region_failure(options: Options, graph_id: str, label: str, stage: str,
     """Writes the JIT region that did not compile (<name>.mlir) and
     <name>-repro.py, which compiles it again; says where, or why it could
     not."""
-    from fxmlir.compile_ahead import NO_REGIONS
-
     root = options.dump_dir or Path(tempfile.gettempdir()) / "fxmlir-failures"
     dumper = Dumper(root, graph_id, label, stage)
     dumper.write(f"{region.name}.mlir", region.text)

@@ -35,8 +35,9 @@ class JitGraph:
 
     def __init__(self, module: _C.Module) -> None:
         graph = json.loads(module.to_json())["functions"][0]
-        others = sorted({op["name"] for op in graph["ops"]
-                         if op["name"] != "fxmlir.mlir_jit" and not _view_overload(op["name"])})
+        names = {op["name"] for op in graph["ops"]} - {"fxmlir.mlir_jit"}
+        self._views = {name: _view_overload(name) for name in names}
+        others = sorted(name for name, view in self._views.items() if view is None)
         if others:
             raise ValueError(f"ops left outside JIT regions: {', '.join(others)}")
         self._graph = graph
@@ -56,7 +57,7 @@ class JitGraph:
                 name = op["attributes"]["callee"]["symbol"]
                 results = torch.ops.fxmlir.mlir_jit(self.functions[name], name, operands)
             else:
-                view = _view_overload(op["name"])
+                view = self._views[op["name"]]
                 call_args, kwargs = aten_calls.unbind_arguments(view, operands,
                                                                 op["attributes"])
                 results = [view(*call_args, **kwargs)]
