@@ -20,6 +20,7 @@ from typing import Callable
 import torch
 
 import fxmlir
+import fxmlir.dump
 from fxmlir.roundtrip import FallbackWarning
 
 STAGES = ("before_autodiff", "forward", "backward")
@@ -208,6 +209,9 @@ def train_both(entry: ZooModel, autocast: bool, dropout: float = 0.0,
             warnings.simplefilter("always", FallbackWarning)
             losses = _train(model, compiled, inputs, autocast)
         fused, unfused, region_ops = _dump_counts(Path(folder))
+        # graph.svg renders in the background: the folder must not go
+        # while a render still writes into it.
+        fxmlir.dump.wait_for_renders()
     torch._dynamo.reset()
     fallbacks = [str(w.message) for w in caught if issubclass(w.category, FallbackWarning)]
     return (Run(losses, fallbacks, fused, unfused, region_ops),
