@@ -34,6 +34,24 @@ if TYPE_CHECKING:
 log = logging.getLogger("fxmlir")
 logs.register()  # when the startup hook did not (python -S, a source checkout)
 
+
+
+def skip_transformers_warning_once() -> None:
+    """Has Dynamo skip transformers' `logger.warning_once` (a method it adds
+    to logging.Logger) instead of breaking the graph there. GPT2LMHeadModel
+    calls it in every forward (its `loss_type=None` warning), between the LM
+    head and the loss, which then land in two graphs and cannot fuse
+    (fxmlir-fuse-linear-cross-entropy). Only that message is lost, inside
+    compiled code; a no-op before transformers is imported."""
+    warning_once = getattr(logging.Logger, "warning_once", None)
+    ignored = torch._dynamo.config.ignore_logging_functions
+    if warning_once is not None and warning_once not in ignored:
+        ignored.add(warning_once)
+        log.debug("fxmlir: Dynamo skips transformers' logger.warning_once")
+
+
+skip_transformers_warning_once()
+
 # How many graphs each compile has handed fxmlir: DDP splits one frame's
 # graph into several, all under the same compile id.
 _graphs_per_compile: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
@@ -176,6 +194,7 @@ def backend(**options: Unpack[BackendOptions]) -> Callable[..., Any]:
     Switches take True/False or "1"/"0"/"true"/"false"/"yes"/"no"/"on"/"off".
     """
     Options.from_env().updated(options)  # reject bad options now, not at first call
+    skip_transformers_warning_once()  # transformers imported since this module
     # Equal options give the same callable: Dynamo recompiles for a new one.
     # Removed settings are ignored (and warned of), so they key nothing.
     key = tuple(sorted((name, tuple(value) if isinstance(value, list) else value)
