@@ -217,6 +217,10 @@ def _verifier(op: FusedOp, sig: schema.OpSignature) -> str:
                       "getY(), getMask(), getP(), getPacked())")
     elif op.family is Family.PACKED_MASK:
         checks.append("verifyPackedMaskOp(*this, getGrad(), getMask(), getResult())")
+    elif op.family is Family.LINEAR_LOSS:
+        grad_logits = "getGradLogits()" if "grad_logits" in op.schema else "::mlir::Value()"
+        checks.append("verifyLinearLossOp(*this, getX(), getWeight(), getBias(), getTarget(), "
+                      f"getLogits(), {grad_logits}, getLse())")
     else:
         dims = (("x", "*K"),) + op.dims
         tensors = ", ".join(f"{{{_cpp_string(n)}, {schema.ods_accessor(n)}(), {_cpp_string(d)}}}"

@@ -531,4 +531,6 @@ std::tuple<at::Tensor, at::Tensor> linearWeightBiasGrad(const at::Tensor &grad,
 
 } // namespace fxmlir::ops
 
+#include "LinearCrossEntropy.h" // the linear-loss family
+
 #endif // FXMLIR_OPS_FUSEDOPS_H

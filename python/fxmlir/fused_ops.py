@@ -114,6 +114,11 @@ class Family(enum.Enum):
     # for x's last, N for the output features), so the verifier checks that
     # the names agree across tensors.
     LINEAR = "Linear"
+    # A linear layer and the cross-entropy of its rows: x [..., K] (M rows),
+    # weight [N, K], bias [N] or none, integer target [M], logits [..., N]
+    # or none or empty ([0]: not returned); the loss and the rows'
+    # log-sum-exp `lse` [M] are float32.
+    LINEAR_LOSS = "LinearLoss"
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,9 @@ class FusedOp:
     # LINEAR family: (tensor, dims) for every tensor but x ("*K"), dims
     # such as "*N" (x's leading dims, then N) or "NK".
     dims: tuple[tuple[str, str], ...] = ()
+    # Results after the first that gradients flow through too (the formula
+    # gets each one's as `grad_<name>`); the others are for backward only.
+    differentiable: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -348,6 +356,66 @@ FUSED_OPS = (
     ```""",
         family=Family.LINEAR,
         dims=(("grad", "*N"), ("grad_weight", "NK"), ("grad_bias", "N")),
+    ),
+)
+
+
+_LINEAR_LOSS_DOC = """`x` is [..., K], `weight` [N, K] (F.linear's), `bias` [N] or none,
+    `target` [M] class indices for the M rows of x (its leading dims
+    flattened), rows equal to `ignore_index` contributing nothing;
+    `reduction` is 1 (mean over the rows not ignored: NaN when every row is)
+    or 2 (sum), F.cross_entropy's enum. Row maxima and exponentials are
+    float32 whatever x's dtype (the loss is float32), as after
+    transformers' `logits.float()`."""
+
+FUSED_OPS += (
+    FusedOp(
+        "fused_linear_cross_entropy(Tensor x, Tensor weight, Tensor? bias, Tensor target, "
+        "int reduction, int ignore_index, bool return_logits) "
+        "-> (Tensor loss, Tensor lse, Tensor logits)",
+        summary="cross_entropy(x @ weight^T + bias, target) a block of columns at a time",
+        description=f"""
+    A language model's output projection and its loss in one op: the
+    [tokens, vocabulary] log-softmax and its gradient never exist. {_LINEAR_LOSS_DOC}
+    `lse` (the rows' log-sum-exp) is what backward needs besides the
+    inputs. With `return_logits` (the graph uses the layer's output too: a
+    model that returns its logits), `logits` is that output, [..., N],
+    computed in one product, and its gradient joins the loss's in the
+    backward's blocks; without, `logits` is empty ([0]) and the kernel
+    computes the logits a block of vocabulary columns at a time, never all
+    of them.
+
+    ```mlir
+    %loss, %lse, %z = fxmlir.fused_linear_cross_entropy %x, %w, %none, %t {{ignore_index = -100 : i64, reduction = 1 : i64, return_logits = false}}
+        : (tensor<8x16xf32>, tensor<32x16xf32>, none, tensor<8xsi64>) -> (tensor<f32>, tensor<8xf32>, tensor<0xf32>)
+    ```""",
+        family=Family.LINEAR_LOSS,
+        saves=("x", "weight", "bias", "target", "logits", "lse"),
+        differentiable=("logits",),
+    ),
+    FusedOp(
+        "fused_linear_cross_entropy_grad(Tensor grad, Tensor? grad_logits, Tensor x, "
+        "Tensor weight, Tensor? bias, Tensor target, Tensor? logits, Tensor lse, "
+        "int reduction, int ignore_index) "
+        "-> (Tensor grad_x, Tensor grad_weight, Tensor grad_bias)",
+        summary="the gradients of fused_linear_cross_entropy's x, weight and bias",
+        description=f"""
+    From the loss's gradient `grad` (a float32 scalar), the returned logits'
+    gradient `grad_logits` ([..., N] or none) and the forward's `lse`: for
+    each block of vocabulary columns, `g = (softmax - one_hot) * grad`
+    (divided by the rows not ignored for the mean) `+ grad_logits` makes
+    that block's `grad_weight = g^T @ x` and `grad_bias` rows whole, and
+    adds `g @ weight` to `grad_x`. `logits` ([..., N]), when the forward
+    returned them, is read instead of recomputed. {_LINEAR_LOSS_DOC}
+    `grad_bias` is [N]: zeros, with no column sums taken, when there is no
+    bias.
+
+    ```mlir
+    %dx, %dw, %db = fxmlir.fused_linear_cross_entropy_grad %g, %none, %x, %w, %none, %t, %none, %lse {{ignore_index = -100 : i64, reduction = 1 : i64}}
+        : (tensor<f32>, none, tensor<8x16xf32>, tensor<32x16xf32>, none, tensor<8xsi64>, none, tensor<8xf32>)
+        -> (tensor<8x16xf32>, tensor<32x16xf32>, tensor<32xf32>)
+    ```""",
+        family=Family.LINEAR_LOSS,
     ),
 )
 

@@ -137,11 +137,24 @@ def backward_fused_linear_gelu(a: SimpleNamespace, grad: torch.Tensor,
     return grads
 
 
+def backward_fused_linear_cross_entropy(a: SimpleNamespace, grad: torch.Tensor,
+                                        needs: set[str]) -> Grads:
+    """Returned logits are read, not recomputed, and their gradient joins
+    the loss's block by block."""
+    returned = a.return_logits
+    grad_x, grad_weight, grad_bias = fxmlir_ops.fused_linear_cross_entropy_grad(
+        grad, a.grad_logits if returned else None, a.x, a.weight, a.bias, a.target,
+        a.logits if returned else None, a.lse, a.reduction, a.ignore_index)
+    return {"x": grad_x, "weight": grad_weight, "bias": grad_bias}
+
+
 # -- registration from the table ---------------------------------------------------
 
 def _register_autograd(op: FusedOp) -> None:
     """Registers backward_<op name>. Results after the first (a mask, a
-    pre-activation) are for backward only: no gradient flows through them."""
+    pre-activation) are for backward only, no gradient flowing through
+    them, unless the table names them `differentiable`: the formula gets
+    their gradients as `grad_<name>`."""
     formula = globals()[f"backward_{op.name}"]
     schema = op.function_schema
     names = [arg.name for arg in schema.arguments]
@@ -149,7 +162,8 @@ def _register_autograd(op: FusedOp) -> None:
 
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
         outputs = output if isinstance(output, tuple) else (output,)
-        ctx.mark_non_differentiable(*outputs[1:])
+        ctx.mark_non_differentiable(*(value for name, value in zip(results[1:], outputs[1:])
+                                      if name not in op.differentiable))
         values = dict(zip(names, inputs)) | dict(zip(results, outputs))
         ctx.save_for_backward(*(values[n] for n in op.saves))
         ctx.constants = {n: v for n, v in values.items()
@@ -158,9 +172,12 @@ def _register_autograd(op: FusedOp) -> None:
             ndim = values["x"].dim()
             ctx.constants["axis"] %= max(ndim, 1)
 
-    def backward(ctx: Any, grad: torch.Tensor, *unused: Any) -> tuple[Any, ...]:
+    def backward(ctx: Any, grad: torch.Tensor, *others: Any) -> tuple[Any, ...]:
         needs = {n for n, needed in zip(names, ctx.needs_input_grad) if needed}
-        a = SimpleNamespace(**ctx.constants, **dict(zip(op.saves, ctx.saved_tensors)))
+        result_grads = {f"grad_{n}": g for n, g in zip(results[1:], others)
+                        if n in op.differentiable}
+        a = SimpleNamespace(**ctx.constants, **dict(zip(op.saves, ctx.saved_tensors)),
+                            **result_grads)
         grads = formula(a, grad, needs)
         return tuple(grads.get(n) if n in needs else None for n in names)
 

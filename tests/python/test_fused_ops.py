@@ -411,6 +411,13 @@ RAISING_CALLS = {
     "fused_linear_gelu_grad": "ops.fused_linear_gelu_grad(x, x, x, x, 'erf')",
     "fused_linear_gelu_grad_mm": "ops.fused_linear_gelu_grad_mm(x, b, x, x, x, 'tanh')",
     "linear_weight_bias_grad": "ops.linear_weight_bias_grad(x, b)",
+    "fused_linear_cross_entropy": "ops.fused_linear_cross_entropy(x, torch.randn(3, 4, device=d), "
+                                  "None, torch.zeros(4, dtype=torch.long, device=d), 1, -100, "
+                                  "False)",
+    "fused_linear_cross_entropy_grad": "ops.fused_linear_cross_entropy_grad(torch.ones((), "
+                                       "device=d), None, x, x, None, torch.zeros(4, "
+                                       "dtype=torch.long, device=d), None, torch.zeros(4, "
+                                       "device=d), 3, -100)",
 }
 
 

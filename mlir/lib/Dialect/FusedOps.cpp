@@ -197,6 +197,65 @@ LogicalResult fxmlir::verifyLinearOp(Operation *op,
   return success();
 }
 
+LogicalResult fxmlir::verifyLinearLossOp(Operation *op, Value x,
+                                         Value weight, Value bias,
+                                         Value target, Value logits,
+                                         Value gradLogits, Value lse) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  Type element = xType.getElementType();
+  if (!isa<FloatType>(element) || xType.getRank() < 2)
+    return op->emitOpError("needs a floating-point x [..., K], got ") << xType;
+  ArrayRef<int64_t> leading = xType.getShape().drop_back();
+  int64_t rows = llvm::any_of(leading, ShapedType::isDynamic)
+                     ? ShapedType::kDynamic
+                     : ShapedType::getNumElements(leading);
+  int64_t classes = cast<RankedTensorType>(weight.getType()).getDimSize(0);
+  SmallVector<int64_t> byClasses(leading);
+  byClasses.push_back(classes);
+  struct Expected {
+    StringRef name;
+    Value value;
+    SmallVector<int64_t> shape;
+    StringRef dims;
+    Type element; // null: any integer type
+  };
+  Type f32 = Float32Type::get(op->getContext());
+  Expected tensors[] = {
+      {"weight", weight, {classes, xType.getShape().back()}, "[N, K]", element},
+      {"bias", bias, {classes}, "[N]", element},
+      {"target", target, {rows}, "[M]", Type()},
+      {"logits", logits, byClasses, "[..., N]", element},
+      {"grad_logits", gradLogits, byClasses, "[..., N]", element},
+      {"lse", lse, {rows}, "[M]", f32},
+  };
+  for (const Expected &tensor : tensors) {
+    auto type = tensor.value
+                    ? dyn_cast<RankedTensorType>(tensor.value.getType())
+                    : RankedTensorType();
+    if (!type)
+      continue; // an absent optional tensor (none)
+    bool notReturned = tensor.name == "logits" &&
+                       type.getShape() == ArrayRef<int64_t>{0};
+    if (!notReturned &&
+        failed(verifyCompatibleShape(type.getShape(), tensor.shape)))
+      return op->emitOpError()
+             << tensor.name << " " << type << " is not " << tensor.dims
+             << " for x " << xType << " ([..., K], M rows) and weight "
+             << weight.getType() << " ([N, K])";
+    Type got = type.getElementType();
+    if (!tensor.element && !got.isInteger())
+      return op->emitOpError()
+             << tensor.name << " element type " << got << " is not an integer";
+    if (tensor.element && got != tensor.element)
+      return op->emitOpError() << tensor.name << " element type " << got
+                               << " is not " << tensor.element;
+    if (getDevice(type) != getDevice(xType))
+      return op->emitOpError() << tensor.name << " and x are on different "
+                               << "devices";
+  }
+  return success();
+}
+
 LogicalResult fxmlir::verifyStrEnum(Operation *op, StringRef name,
                                           StringRef value,
                                           ArrayRef<StringRef> accepted) {

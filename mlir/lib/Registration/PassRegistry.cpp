@@ -46,6 +46,9 @@ constexpr PipelineEntry kPipeline[] = {
     {"fxmlir-recognize-gelu", AllStages},
     // Opt-in: changes numerics (erf GELU computed as tanh GELU).
     {"fxmlir-approximate-gelu", 0},
+    // Before autodiff only: its op carries the autograd formula that saves
+    // less than the log-softmax. Before fxmlir-decompose splits off biases.
+    {"fxmlir-fuse-linear-cross-entropy", BeforeAutodiff, BeforeAutodiff},
     {"fxmlir-decompose", AllStages},
     // Before the bias_add + GELU fusion, which would take its GELUs.
     {"fxmlir-fuse-gemm-epilogues", AllStages},

@@ -156,3 +156,21 @@ func.func @jit_type_mismatch(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @bad_device(%x: tensor<8xf32, #fxmlir.device<"tpu:0">>) {
   return
 }
+
+// -----
+
+func.func @float_target(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>, %t: tensor<8xf32>) -> tensor<f32> {
+  %none = fxmlir.none
+  // expected-error @+1 {{target element type 'f32' is not an integer}}
+  %loss, %lse, %z = fxmlir.fused_linear_cross_entropy %x, %w, %none, %t {ignore_index = -100 : i64, reduction = 1 : i64, return_logits = false} : (tensor<8x16xf32>, tensor<32x16xf32>, none, tensor<8xf32>) -> (tensor<f32>, tensor<8xf32>, tensor<0xf32>)
+  return %loss : tensor<f32>
+}
+
+// -----
+
+func.func @logits_not_rows_by_classes(%x: tensor<2x4x16xf32>, %w: tensor<32x16xf32>, %t: tensor<8xsi64>) -> tensor<f32> {
+  %none = fxmlir.none
+  // expected-error @+1 {{logits 'tensor<8x32xf32>' is not [..., N] for x 'tensor<2x4x16xf32>' ([..., K], M rows) and weight 'tensor<32x16xf32>' ([N, K])}}
+  %loss, %lse, %z = fxmlir.fused_linear_cross_entropy %x, %w, %none, %t {ignore_index = -100 : i64, reduction = 1 : i64, return_logits = true} : (tensor<2x4x16xf32>, tensor<32x16xf32>, none, tensor<8xsi64>) -> (tensor<f32>, tensor<8xf32>, tensor<8x32xf32>)
+  return %loss : tensor<f32>
+}

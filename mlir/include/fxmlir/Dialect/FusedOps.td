@@ -371,4 +371,102 @@ def Fxmlir_LinearWeightBiasGradOp : Fxmlir_Op<"linear_weight_bias_grad", [Pure]>
   }];
 }
 
+def Fxmlir_FusedLinearCrossEntropyOp : Fxmlir_Op<"fused_linear_cross_entropy", [Pure]> {
+  let summary = "cross_entropy(x @ weight^T + bias, target) a block of columns at a time";
+  let description = [{
+    A language model's output projection and its loss in one op: the
+    [tokens, vocabulary] log-softmax and its gradient never exist. `x` is [..., K], `weight` [N, K] (F.linear's), `bias` [N] or none,
+    `target` [M] class indices for the M rows of x (its leading dims
+    flattened), rows equal to `ignore_index` contributing nothing;
+    `reduction` is 1 (mean over the rows not ignored: NaN when every row is)
+    or 2 (sum), F.cross_entropy's enum. Row maxima and exponentials are
+    float32 whatever x's dtype (the loss is float32), as after
+    transformers' `logits.float()`.
+    `lse` (the rows' log-sum-exp) is what backward needs besides the
+    inputs. With `return_logits` (the graph uses the layer's output too: a
+    model that returns its logits), `logits` is that output, [..., N],
+    computed in one product, and its gradient joins the loss's in the
+    backward's blocks; without, `logits` is empty ([0]) and the kernel
+    computes the logits a block of vocabulary columns at a time, never all
+    of them.
+
+    ```mlir
+    %loss, %lse, %z = fxmlir.fused_linear_cross_entropy %x, %w, %none, %t {ignore_index = -100 : i64, reduction = 1 : i64, return_logits = false}
+        : (tensor<8x16xf32>, tensor<32x16xf32>, none, tensor<8xsi64>) -> (tensor<f32>, tensor<8xf32>, tensor<0xf32>)
+    ```
+  }];
+  let arguments = (ins
+    Fxmlir_Tensor:$x,
+    Fxmlir_Tensor:$weight,
+    Fxmlir_OptionalTensor:$bias,
+    Fxmlir_Tensor:$target,
+    I64Attr:$reduction,
+    I64Attr:$ignore_index,
+    BoolAttr:$return_logits
+  );
+  let results = (outs
+    Fxmlir_Tensor:$loss,
+    Fxmlir_Tensor:$lse,
+    Fxmlir_Tensor:$logits
+  );
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::fxmlir::verifyLinearLossOp(*this, getX(), getWeight(), getBias(), getTarget(), getLogits(), ::mlir::Value(), getLse());
+    }
+  }];
+}
+
+def Fxmlir_FusedLinearCrossEntropyGradOp : Fxmlir_Op<"fused_linear_cross_entropy_grad", [Pure]> {
+  let summary = "the gradients of fused_linear_cross_entropy's x, weight and bias";
+  let description = [{
+    From the loss's gradient `grad` (a float32 scalar), the returned logits'
+    gradient `grad_logits` ([..., N] or none) and the forward's `lse`: for
+    each block of vocabulary columns, `g = (softmax - one_hot) * grad`
+    (divided by the rows not ignored for the mean) `+ grad_logits` makes
+    that block's `grad_weight = g^T @ x` and `grad_bias` rows whole, and
+    adds `g @ weight` to `grad_x`. `logits` ([..., N]), when the forward
+    returned them, is read instead of recomputed. `x` is [..., K], `weight` [N, K] (F.linear's), `bias` [N] or none,
+    `target` [M] class indices for the M rows of x (its leading dims
+    flattened), rows equal to `ignore_index` contributing nothing;
+    `reduction` is 1 (mean over the rows not ignored: NaN when every row is)
+    or 2 (sum), F.cross_entropy's enum. Row maxima and exponentials are
+    float32 whatever x's dtype (the loss is float32), as after
+    transformers' `logits.float()`.
+    `grad_bias` is [N]: zeros, with no column sums taken, when there is no
+    bias.
+
+    ```mlir
+    %dx, %dw, %db = fxmlir.fused_linear_cross_entropy_grad %g, %none, %x, %w, %none, %t, %none, %lse {ignore_index = -100 : i64, reduction = 1 : i64}
+        : (tensor<f32>, none, tensor<8x16xf32>, tensor<32x16xf32>, none, tensor<8xsi64>, none, tensor<8xf32>)
+        -> (tensor<8x16xf32>, tensor<32x16xf32>, tensor<32xf32>)
+    ```
+  }];
+  let arguments = (ins
+    Fxmlir_Tensor:$grad,
+    Fxmlir_OptionalTensor:$grad_logits,
+    Fxmlir_Tensor:$x,
+    Fxmlir_Tensor:$weight,
+    Fxmlir_OptionalTensor:$bias,
+    Fxmlir_Tensor:$target,
+    Fxmlir_OptionalTensor:$logits,
+    Fxmlir_Tensor:$lse,
+    I64Attr:$reduction,
+    I64Attr:$ignore_index
+  );
+  let results = (outs
+    Fxmlir_Tensor:$grad_x,
+    Fxmlir_Tensor:$grad_weight,
+    Fxmlir_Tensor:$grad_bias
+  );
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::fxmlir::verifyLinearLossOp(*this, getX(), getWeight(), getBias(), getTarget(), getLogits(), getGradLogits(), getLse());
+    }
+  }];
+}
+
 #endif // FXMLIR_DIALECT_FUSEDOPS_TD

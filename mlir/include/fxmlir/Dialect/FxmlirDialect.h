@@ -89,6 +89,15 @@ struct LinearDims {
 /// type and on one device.
 LogicalResult verifyLinearOp(Operation *op, ArrayRef<LinearDims> tensors);
 
+/// Linear-loss family: x [..., K] and weight [N, K] floating point of one
+/// element type; bias [N], logits and gradLogits [..., N] (logits also
+/// [0]: not returned) of that type where given (not none, not null);
+/// integer target [M] and float32 lse [M] for the M rows of x; all on one
+/// device.
+LogicalResult verifyLinearLossOp(Operation *op, Value x, Value weight,
+                                 Value bias, Value target, Value logits,
+                                 Value gradLogits, Value lse);
+
 /// A string attribute that takes one of `accepted` (schema.STR_ENUMS).
 LogicalResult verifyStrEnum(Operation *op, StringRef name, StringRef value,
                             ArrayRef<StringRef> accepted);

@@ -20,6 +20,7 @@ namespace fxmlir {
 void populateDecomposePatterns(RewritePatternSet &patterns);
 void populateBiasAddActivationFusionPatterns(RewritePatternSet &patterns);
 void populateGemmEpilogueFusionPatterns(RewritePatternSet &patterns);
+void populateLinearCrossEntropyFusionPatterns(RewritePatternSet &patterns);
 void populateGeluApproximationPatterns(RewritePatternSet &patterns);
 /// The seed's dropout of a bias_add: random_mask_like + its scale.
 void populateBiasAddDropoutFusionPatterns(RewritePatternSet &patterns);

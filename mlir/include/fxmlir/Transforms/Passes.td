@@ -39,6 +39,27 @@ def ApproximateGelu : Pass<"fxmlir-approximate-gelu"> {
   let dependentDialects = ["::fxmlir::FxmlirDialect"];
 }
 
+def FuseLinearCrossEntropy : Pass<"fxmlir-fuse-linear-cross-entropy"> {
+  let summary = "Fuse a language model's output projection and its cross-entropy loss into one op that never holds the [tokens, vocabulary] log-softmax";
+  let description = [{
+    Before autodiff: `cross_entropy_loss(L, target)` where L is a linear
+    layer's output `linear(x, w, b)` (bias or none, tied or untied weight)
+    through views to rows and float casts, as transformers' causal-LM
+    (`logits.float()`, shifted labels) and masked-LM losses and
+    `F.cross_entropy` spell it, with no class weights, no label smoothing,
+    mean or sum reduction and any `ignore_index` ->
+    `fused_linear_cross_entropy(view(x, [-1, K]), w, b, target, logits)`.
+    The op's autograd formula saves the rows' log-sum-exp, not the
+    log-softmax, and its gradient works a block of vocabulary columns at a
+    time: neither the log-softmax nor the logits' gradient ever exists.
+    `logits` is the layer's output as rows when the graph uses it elsewhere
+    (a model that returns its logits), read instead of recomputed; else
+    none, and the op computes the logits block by block. Before
+    `fxmlir-decompose`, which would split the layer's bias off.
+  }];
+  let dependentDialects = ["::fxmlir::FxmlirDialect"];
+}
+
 def Decompose : Pass<"fxmlir-decompose"> {
   let summary = "Rewrite linear layers into one canonical bias_add form for fusion";
   let description = [{

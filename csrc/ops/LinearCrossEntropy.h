@@ -1,0 +1,278 @@
+//===- LinearCrossEntropy.h - the linear-loss family's glue -----*- C++ -*-===//
+//
+// fused_linear_cross_entropy and its gradient, for every device at once:
+// they are matrix products and row reductions over blocks of vocabulary
+// columns, written in ATen ops, so that CPU and CUDA run the same code (the
+// device's GEMM and reduction kernels). A block's float32 logits, about
+// 4 MiB, are the largest temporary: the [tokens, vocabulary] log-softmax
+// and its gradient never exist. Blocks go over columns, not rows, so that
+// each block writes its rows of grad_weight and grad_bias whole (no
+// accumulation in the weight's dtype); grad_x, [M, K], is the only sum.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FXMLIR_OPS_LINEARCROSSENTROPY_H
+#define FXMLIR_OPS_LINEARCROSSENTROPY_H
+
+#include "Device.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+namespace fxmlir::ops {
+
+namespace linear_loss {
+
+constexpr int64_t kMean = 1; // F.cross_entropy's reduction enum
+constexpr int64_t kSum = 2;
+
+/// x's sizes with the last replaced by `last`.
+inline std::vector<c10::SymInt> withLast(const at::Tensor &x,
+                                         const c10::SymInt &last) {
+  std::vector<c10::SymInt> sizes = x.sym_sizes().vec();
+  sizes.back() = last;
+  return sizes;
+}
+
+/// Checks every tensor of the family (`logits`, `gradLogits`, `lse` and
+/// `grad` where the op has them) with the op's name in each message.
+inline void check(const char *op, const at::Tensor &x, const at::Tensor &weight,
+                  const std::optional<at::Tensor> &bias,
+                  const at::Tensor &target, int64_t reduction,
+                  const std::optional<at::Tensor> &logits = std::nullopt,
+                  const std::optional<at::Tensor> &gradLogits = std::nullopt,
+                  const at::Tensor *lse = nullptr,
+                  const at::Tensor *grad = nullptr) {
+  TORCH_CHECK(reduction == kMean || reduction == kSum, op,
+              ": reduction must be 1 (mean) or 2 (sum), got ", reduction);
+  TORCH_CHECK(x.dim() >= 2, op, ": x must be [..., K] (2-D or more), got shape ",
+              x.sym_sizes());
+  at::ScalarType dtype = x.scalar_type();
+  TORCH_CHECK(at::isFloatingType(dtype), op, ": x must be floating point, got ",
+              dtype);
+  TORCH_CHECK(weight.dim() == 2, op, ": weight must be 2-D [N, K], got shape ",
+              weight.sym_sizes());
+  TORCH_SYM_CHECK(weight.sym_size(1).sym_eq(x.sym_size(-1)), op,
+                  ": weight has ", weight.sym_size(1),
+                  " input features but x has ", x.sym_size(-1));
+  auto same = [&](const char *name, const at::Tensor &t,
+                  c10::SymIntArrayRef sizes, std::optional<at::ScalarType> type) {
+    TORCH_CHECK(t.dim() == static_cast<int64_t>(sizes.size()), op, ": ", name,
+                " shape ", t.sym_sizes(), " is not ", sizes);
+    for (int64_t d = 0; d < t.dim(); ++d)
+      TORCH_SYM_CHECK(t.sym_size(d).sym_eq(sizes[d]), op, ": ", name, " shape ",
+                      t.sym_sizes(), " is not ", sizes);
+    if (type)
+      TORCH_CHECK(t.scalar_type() == *type, op, ": ", name, " must be ", *type,
+                  ", got ", t.scalar_type());
+    TORCH_CHECK(t.device() == x.device(), op, ": ", name, " is on ", t.device(),
+                " but x is on ", x.device());
+  };
+  c10::SymInt rows = x.sym_numel() / x.sym_size(-1);
+  c10::SymInt classes = weight.sym_size(0);
+  same("weight", weight, weight.sym_sizes(), dtype);
+  if (bias)
+    same("bias", *bias, {classes}, dtype);
+  same("target", target, {rows}, std::nullopt);
+  TORCH_CHECK(target.scalar_type() == at::kLong ||
+                  target.scalar_type() == at::kInt,
+              op, ": target must hold class indices (int64 or int32), got ",
+              target.scalar_type());
+  std::vector<c10::SymInt> byClasses = withLast(x, classes);
+  if (logits)
+    same("logits", *logits, byClasses, dtype);
+  if (gradLogits)
+    same("grad_logits", *gradLogits, byClasses, dtype);
+  if (lse)
+    same("lse", *lse, {rows}, at::kFloat);
+  if (grad)
+    same("grad", *grad, {}, at::kFloat);
+}
+
+/// Vocabulary columns per block: about 2^20 float32 logits (4 MiB) for all
+/// rows, and never so few that the products lose their speed.
+inline int64_t blockColumns(int64_t rows, int64_t classes) {
+  constexpr int64_t kBlockElements = int64_t(1) << 20;
+  constexpr int64_t kMinColumns = 256;
+  int64_t columns = kBlockElements / std::max<int64_t>(rows, 1);
+  return std::min(classes, std::max(columns, kMinColumns));
+}
+
+/// The float32 logits of columns [begin, begin + size): a view of `logits`
+/// when given (read only), else computed from x.
+inline at::Tensor blockLogits(const at::Tensor &x, const at::Tensor &weight,
+                              const std::optional<at::Tensor> &bias,
+                              const std::optional<at::Tensor> &logits,
+                              int64_t begin, int64_t size) {
+  if (logits)
+    return logits->narrow(1, begin, size).to(at::kFloat);
+  at::Tensor w = weight.narrow(0, begin, size).t();
+  at::Tensor z = bias ? at::addmm(bias->narrow(0, begin, size), x, w)
+                      : at::mm(x, w);
+  return z.to(at::kFloat);
+}
+
+/// Where each row's target falls in a block: its column there (clamped
+/// into the block, for gather) and whether it is in the block at all.
+struct BlockTargets {
+  at::Tensor column;
+  at::Tensor inBlock;
+};
+
+inline BlockTargets blockTargets(const at::Tensor &target,
+                                 const at::Tensor &valid, int64_t begin,
+                                 int64_t size) {
+  at::Tensor local = target - begin;
+  return {local.clamp(0, size - 1).to(at::kLong).unsqueeze(1),
+          valid & local.ge(0) & local.lt(size)};
+}
+
+/// Fails on a target outside [0, N) that is not ignored, as eager's
+/// cross-entropy does: on the CPU at once, elsewhere by a device-side
+/// assertion (no synchronization, CUDA graphs can capture it).
+inline void checkTargets(const char *op, const at::Tensor &target,
+                         const at::Tensor &valid, int64_t classes) {
+  at::Tensor bad = valid & (target.lt(0) | target.ge(classes));
+  if (!target.is_cpu()) {
+    at::_assert_async(bad.any().logical_not(),
+                      "fused_linear_cross_entropy: a target is out of bounds");
+    return;
+  }
+  TORCH_CHECK(!bad.any().item<bool>(), op,
+              ": a target is out of bounds: not in [0, ", classes,
+              ") and not ignore_index");
+}
+
+} // namespace linear_loss
+
+template <Device D>
+std::tuple<at::Tensor, at::Tensor, at::Tensor>
+fusedLinearCrossEntropy(const at::Tensor &x, const at::Tensor &weight,
+                        const std::optional<at::Tensor> &bias,
+                        const at::Tensor &target, int64_t reduction,
+                        int64_t ignoreIndex, bool returnLogits) {
+  namespace ll = linear_loss;
+  constexpr const char *op = "fused_linear_cross_entropy";
+  ll::check(op, x, weight, bias, target, reduction);
+  at::TensorOptions floats = x.options().dtype(at::kFloat);
+  if constexpr (D == Device::Meta) {
+    at::Tensor logits =
+        returnLogits
+            ? at::empty_symint(ll::withLast(x, weight.sym_size(0)), x.options())
+            : at::empty({0}, x.options());
+    return {at::empty({}, floats),
+            at::empty_symint({x.sym_numel() / x.sym_size(-1)}, floats),
+            logits};
+  } else {
+    c10::OptionalDeviceGuard guard(x.device());
+    at::Tensor rowsX = x.reshape({-1, x.size(-1)});
+    int64_t rows = rowsX.size(0), classes = weight.size(0);
+    at::Tensor valid = target.ne(ignoreIndex);
+    ll::checkTargets(op, target, valid, classes);
+    // Returned logits are computed once, in one product, and read by the
+    // blocks below; otherwise each block computes its own.
+    std::optional<at::Tensor> logits;
+    if (returnLogits)
+      logits = bias ? at::addmm(*bias, rowsX, weight.t())
+                    : at::mm(rowsX, weight.t());
+    // The rows' log-sum-exp, online over blocks: running max and sum.
+    at::Tensor max =
+        at::full({rows}, -std::numeric_limits<float>::infinity(), floats);
+    at::Tensor sum = at::zeros({rows}, floats);
+    at::Tensor picked = at::zeros({rows}, floats); // each row's target logit
+    int64_t block = ll::blockColumns(rows, classes);
+    for (int64_t begin = 0; begin < classes; begin += block) {
+      int64_t size = std::min(block, classes - begin);
+      at::Tensor z = ll::blockLogits(rowsX, weight, bias, logits, begin, size);
+      at::Tensor newMax = at::maximum(max, std::get<0>(z.max(1)));
+      sum.mul_(at::exp(max - newMax))
+          .add_((z - newMax.unsqueeze(1)).exp_().sum(1));
+      max = newMax;
+      ll::BlockTargets t = ll::blockTargets(target, valid, begin, size);
+      picked.add_(at::where(t.inBlock, z.gather(1, t.column).squeeze(1), 0));
+    }
+    at::Tensor lse = max.add_(sum.log_());
+    at::Tensor loss = at::where(valid, lse - picked, 0).sum();
+    if (reduction == ll::kMean)
+      loss.div_(valid.sum()); // no row left: NaN, as eager's mean
+    at::Tensor returned =
+        logits ? logits->view_symint(ll::withLast(x, weight.sym_size(0)))
+               : at::empty({0}, x.options());
+    return {loss, lse, returned};
+  }
+}
+
+template <Device D>
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fusedLinearCrossEntropyGrad(
+    const at::Tensor &grad, const std::optional<at::Tensor> &gradLogits,
+    const at::Tensor &x, const at::Tensor &weight,
+    const std::optional<at::Tensor> &bias, const at::Tensor &target,
+    const std::optional<at::Tensor> &logits, const at::Tensor &lse,
+    int64_t reduction, int64_t ignoreIndex) {
+  namespace ll = linear_loss;
+  constexpr const char *op = "fused_linear_cross_entropy_grad";
+  ll::check(op, x, weight, bias, target, reduction, logits, gradLogits, &lse,
+            &grad);
+  at::Tensor gradWeight = at::empty_like(weight, at::MemoryFormat::Contiguous);
+  at::Tensor gradBias = at::empty_symint({weight.sym_size(0)}, x.options());
+  if constexpr (D == Device::Meta) {
+    return {at::empty_like(x, at::MemoryFormat::Contiguous), gradWeight,
+            gradBias};
+  } else {
+    c10::OptionalDeviceGuard guard(x.device());
+    at::Tensor rowsX = x.reshape({-1, x.size(-1)});
+    int64_t rows = rowsX.size(0), classes = weight.size(0);
+    auto asRows = [&](const std::optional<at::Tensor> &t) {
+      return t ? std::optional<at::Tensor>(t->reshape({rows, classes}))
+               : std::nullopt;
+    };
+    std::optional<at::Tensor> rowsLogits = asRows(logits);
+    std::optional<at::Tensor> rowsGradLogits = asRows(gradLogits);
+    at::TensorOptions floats = x.options().dtype(at::kFloat);
+    at::Tensor valid = target.ne(ignoreIndex);
+    // d loss / d logit = (softmax - one_hot) * rowScale; ignored rows: 0
+    // (not 0 * inf when the mean has no row left), as eager's.
+    at::Tensor scale = grad.to(at::kFloat);
+    if (reduction == ll::kMean)
+      scale = scale / valid.sum();
+    at::Tensor rowScale = at::where(valid, scale, 0).unsqueeze(1);
+    // grad_x sums over blocks: in float32 unless x is.
+    at::Tensor gradX = at::zeros({rows, rowsX.size(1)}, floats);
+    if (!bias)
+      gradBias.zero_();
+    int64_t block = ll::blockColumns(rows, classes);
+    for (int64_t begin = 0; begin < classes; begin += block) {
+      int64_t size = std::min(block, classes - begin);
+      at::Tensor z =
+          ll::blockLogits(rowsX, weight, bias, rowsLogits, begin, size);
+      // The softmax, in one new block (z may be a view of the logits).
+      at::Tensor p = (z - lse.unsqueeze(1)).exp_();
+      ll::BlockTargets t = ll::blockTargets(target, valid, begin, size);
+      p.scatter_add_(1, t.column, t.inBlock.to(at::kFloat).neg().unsqueeze(1));
+      p.mul_(rowScale);
+      if (rowsGradLogits)
+        p.add_(rowsGradLogits->narrow(1, begin, size));
+      at::Tensor g = p.to(x.scalar_type());
+      at::Tensor w = weight.narrow(0, begin, size);
+      at::Tensor gradWeightRows = gradWeight.narrow(0, begin, size);
+      at::mm_out(gradWeightRows, g.t(), rowsX);
+      if (bias)
+        gradBias.narrow(0, begin, size).copy_(p.sum(0));
+      if (x.scalar_type() == at::kFloat)
+        gradX.addmm_(g, w);
+      else
+        gradX.add_(at::mm(g, w));
+    }
+    return {gradX.to(x.scalar_type()).view(x.sizes()), gradWeight, gradBias};
+  }
+}
+
+} // namespace fxmlir::ops
+
+#endif // FXMLIR_OPS_LINEARCROSSENTROPY_H

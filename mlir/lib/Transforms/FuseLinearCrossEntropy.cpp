@@ -1,0 +1,156 @@
+//===- FuseLinearCrossEntropy.cpp - a language model's head and loss ------===//
+//
+// Before autodiff, a cross-entropy of a linear layer's output:
+//   cross_entropy_loss([view|cast]*(linear(x, w, b)), target)
+//       -> fused_linear_cross_entropy(x, w, b, target)
+// as transformers' causal-LM loss (`logits.float()`, shifted labels viewed
+// to rows), masked-LM loss and F.cross_entropy spell it, mean or sum, any
+// ignore_index. The fused op's autograd formula saves the rows' log-sum-exp
+// instead of the [tokens, vocabulary] log-softmax, and its gradient never
+// materializes the logits' gradient. Where the graph uses the layer's
+// output elsewhere (it returns the logits), the fused op computes and
+// returns it (`return_logits`), so that the gradient reaching it joins the
+// loss's in the op's backward instead of taking two more matrix products;
+// otherwise the op computes the logits a block of columns at a time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fxmlir/Transforms/FusionConfig.h"
+#include "fxmlir/Transforms/Passes.h"
+#include "fxmlir/Transforms/PatternUtils.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+
+namespace fxmlir {
+#define GEN_PASS_DEF_FUSELINEARCROSSENTROPY
+#include "fxmlir/Transforms/Passes.h.inc"
+
+namespace {
+
+/// Whether `op` casts a floating-point tensor to another floating-point
+/// dtype and does nothing else (a view or copy to another device does more).
+static bool isFloatCast(Operation *op) {
+  if (auto to = dyn_cast<ToDtypeOp>(op))
+    return !to.getMemoryFormat();
+  auto copy = dyn_cast<UnderscoreToCopyOp>(op);
+  return copy && copy.getDtype() && !copy.getLayout() && !copy.getDevice() &&
+         !copy.getMemoryFormat();
+}
+
+/// The linear layer whose output the loss's input is, through single-use
+/// views and float casts, and the op of that chain that uses the layer's
+/// output; a null layer and why not otherwise.
+struct Producer {
+  LinearOp linear;
+  Operation *chainStart = nullptr;
+  StringRef reason;
+};
+
+static Producer producingLinear(CrossEntropyLossOp loss) {
+  Operation *user = loss;
+  Value value = loss.getSelf();
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto linear = dyn_cast<LinearOp>(def))
+      return {linear, user, ""};
+    if (!isa<ViewOp, ReshapeOp, UnderscoreUnsafeViewOp>(def) &&
+        !isFloatCast(def))
+      break;
+    if (!def->hasOneUse())
+      return {LinearOp(), nullptr,
+              "a view or cast of the logits has another use"};
+    user = def;
+    value = def->getOperand(0);
+    if (!isa<FloatType>(getElementTypeOrSelf(value)))
+      break;
+  }
+  return {LinearOp(), nullptr,
+          "the logits are not a linear layer's output (through views and "
+          "float casts)"};
+}
+
+struct FuseLinearCrossEntropyPattern : OpRewritePattern<CrossEntropyLossOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CrossEntropyLossOp loss,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<NoneType>(loss.getWeight().getType()))
+      return rewriter.notifyMatchFailure(loss, "class weights are given");
+    if (loss.getLabelSmoothing().convertToDouble() != 0.0)
+      return rewriter.notifyMatchFailure(loss, "label smoothing is not 0");
+    if (loss.getReduction() != 1 && loss.getReduction() != 2)
+      return rewriter.notifyMatchFailure(
+          loss, "reduction is none (per-token losses), not mean or sum");
+    auto rowsType = cast<RankedTensorType>(loss.getSelf().getType());
+    if (rowsType.getRank() != 2 || !rowsType.getElementType().isF32())
+      return rewriter.notifyMatchFailure(
+          loss, "the input is not float32 [tokens, classes] (no upcast to "
+                "float32 before the loss)");
+    auto targetType = cast<RankedTensorType>(loss.getTarget().getType());
+    if (targetType.getRank() != 1 || !targetType.getElementType().isInteger())
+      return rewriter.notifyMatchFailure(
+          loss, "the target is not one class index per row");
+    auto [linear, chainStart, reason] = producingLinear(loss);
+    if (!linear)
+      return rewriter.notifyMatchFailure(loss, reason);
+    Value x = linear.getInput();
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto weightType = cast<RankedTensorType>(linear.getWeight().getType());
+    Type element = xType.getElementType();
+    if (!isFusibleTensor(linear.getResult()) ||
+        weightType.getElementType() != element ||
+        getElementTypeOrSelf(linear.getResult()) != element)
+      return rewriter.notifyMatchFailure(
+          loss, "the linear layer is not one f32/f16/bf16 dtype on CPU or "
+                "CUDA");
+    int64_t classes = weightType.getRank() == 2 ? weightType.getDimSize(0)
+                                                : ShapedType::kDynamic;
+    if (xType.getRank() < 2 || ShapedType::isDynamic(xType.getShape().back()) ||
+        ShapedType::isDynamic(classes) ||
+        rowsType.getDimSize(1) != classes)
+      return rewriter.notifyMatchFailure(
+          loss, "the layer's rows and classes are not the loss's (a static "
+                "vocabulary and hidden size, rows viewed whole)");
+
+    // The graph uses the layer's output elsewhere (returns the logits): the
+    // fused op returns it, so that its gradient joins the loss's.
+    Value logits = linear.getResult();
+    bool returnLogits = !logits.hasOneUse();
+    // The fused op stands where the loss is: the logits' other uses must
+    // come after it.
+    for (Operation *user : logits.getUsers())
+      if (user != chainStart && (user->getBlock() != loss->getBlock() ||
+                                 user->isBeforeInBlock(loss)))
+        return rewriter.notifyMatchFailure(
+            loss, "the logits are used before the loss");
+    auto logitsType = cast<RankedTensorType>(logits.getType());
+    if (!returnLogits)
+      logitsType = RankedTensorType::get({0}, element, logitsType.getEncoding());
+    auto lseType = RankedTensorType::get({rowsType.getDimSize(0)},
+                                         rewriter.getF32Type(),
+                                         rowsType.getEncoding());
+    auto fused = FusedLinearCrossEntropyOp::create(
+        rewriter, loss.getLoc(), loss.getType(), lseType, logitsType, x,
+        linear.getWeight(), linear.getBias(), loss.getTarget(),
+        loss.getReductionAttr(), loss.getIgnoreIndexAttr(),
+        rewriter.getBoolAttr(returnLogits));
+    rewriter.replaceOp(loss, fused.getLoss());
+    if (returnLogits)
+      rewriter.replaceAllUsesWith(logits, fused.getLogits());
+    return success();
+  }
+};
+
+struct FuseLinearCrossEntropyPass
+    : public PatternPass<FuseLinearCrossEntropyPass,
+                         impl::FuseLinearCrossEntropyBase,
+                         /*kFusion=*/true> {
+  static void populate(RewritePatternSet &patterns) {
+    populateLinearCrossEntropyFusionPatterns(patterns);
+  }
+};
+} // namespace
+
+void populateLinearCrossEntropyFusionPatterns(RewritePatternSet &patterns) {
+  patterns.add<FuseLinearCrossEntropyPattern>(patterns.getContext());
+}
+} // namespace fxmlir

@@ -1,0 +1,195 @@
+"""The fused LM head + cross-entropy (fxmlir-fuse-linear-cross-entropy and
+torch.ops.fxmlir.fused_linear_cross_entropy): numerics against eager's
+F.linear + F.cross_entropy, forward and backward, as transformers and
+F.cross_entropy spell the loss, and the memory it exists to save."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import fxmlir
+from fxmlir import _C
+from fxmlir.memory import step_peak
+
+ops = torch.ops.fxmlir
+MEAN, SUM = 1, 2
+
+
+def _tolerance(dtype: torch.dtype) -> dict[str, float]:
+    return dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=2e-2, atol=5e-2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+@pytest.mark.parametrize("bias", [False, True], ids=["no-bias", "bias"])
+@pytest.mark.parametrize("return_logits", [False, True], ids=["blocks", "returned"])
+@pytest.mark.parametrize("reduction", [MEAN, SUM], ids=["mean", "sum"])
+def test_the_op_and_its_gradient_equal_eagers(dtype, bias, return_logits, reduction):
+    torch.manual_seed(0)
+    rows, hidden, vocab = (3, 13), 16, 1000  # several blocks of columns for 39 rows
+    x = torch.randn(*rows, hidden, dtype=dtype, requires_grad=True)
+    w = torch.randn(vocab, hidden, dtype=dtype, requires_grad=True)
+    b = torch.randn(vocab, dtype=dtype, requires_grad=True) if bias else None
+    target = torch.randint(0, vocab, (rows[0] * rows[1],))
+    target[::5] = -100  # ignored rows
+    # A gradient reaching the returned logits too, as a model's other use would.
+    other = torch.randn(*rows, vocab, dtype=dtype)
+    inputs = [x, w] + ([b] if bias else [])
+
+    logits = F.linear(x, w, b)
+    want = F.cross_entropy(logits.float().view(-1, vocab), target,
+                           reduction="mean" if reduction == MEAN else "sum")
+    extra = (logits.float() * other).sum() if return_logits else 0
+    want_grads = torch.autograd.grad(want + extra, inputs)
+
+    loss, lse, got_logits = ops.fused_linear_cross_entropy(x, w, b, target, reduction, -100,
+                                                           return_logits)
+    extra = (got_logits.float() * other).sum() if return_logits else 0
+    got_grads = torch.autograd.grad(loss + extra, inputs)
+    tolerance = _tolerance(dtype)
+    assert loss.dtype == torch.float32 and lse.shape == (39,)
+    torch.testing.assert_close(loss, want, **tolerance)
+    if return_logits:
+        torch.testing.assert_close(got_logits, logits)
+    else:
+        assert got_logits.shape == (0,)
+    for got, expected in zip(got_grads, want_grads):
+        torch.testing.assert_close(got, expected, **tolerance)
+
+
+def test_an_all_ignored_batch_is_nan_for_the_mean_and_has_zero_gradients():
+    x = torch.randn(5, 4, requires_grad=True)
+    w = torch.randn(300, 4, requires_grad=True)
+    target = torch.full((5,), -100)
+    for reduction, name in ((MEAN, "mean"), (SUM, "sum")):
+        loss, _, _ = ops.fused_linear_cross_entropy(x, w, None, target, reduction, -100, False)
+        want = F.cross_entropy(F.linear(x, w), target, reduction=name)
+        torch.testing.assert_close(loss, want, equal_nan=True)
+        got = torch.autograd.grad(loss, [x, w])
+        expected = torch.autograd.grad(want, [x, w])
+        for g, e in zip(got, expected):
+            torch.testing.assert_close(g, e)
+            assert not g.isnan().any()
+
+
+def test_bad_input_is_an_error_naming_the_problem():
+    x, w = torch.randn(5, 4), torch.randn(300, 4)
+    with pytest.raises(RuntimeError, match=r"a target is out of bounds: not in \[0, 300\)"):
+        ops.fused_linear_cross_entropy(x, w, None, torch.tensor([0, 1, 2, 3, 300]), MEAN, -100,
+                                       False)
+    with pytest.raises(RuntimeError, match="reduction must be 1 .mean. or 2 .sum., got 0"):
+        ops.fused_linear_cross_entropy(x, w, None, torch.zeros(5, dtype=torch.long), 0, -100,
+                                       False)
+    with pytest.raises(RuntimeError, match="target must hold class indices"):
+        ops.fused_linear_cross_entropy(x, w, None, torch.zeros(5), MEAN, -100, False)
+
+
+class _LMHead(nn.Module):
+    """A language model's last layer and loss, as transformers spell them:
+    causal (shifted labels, `logits.float()`, the logits returned) or
+    masked (a biased decoder, labels as they are)."""
+
+    def __init__(self, causal: bool, tied: bool) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(500, 32)
+        self.norm = nn.LayerNorm(32)
+        self.head = nn.Linear(32, 500, bias=not causal)
+        if tied:
+            self.head.weight = self.embed.weight
+        self.causal = causal
+
+    def forward(self, ids: torch.Tensor, labels: torch.Tensor, reduction: str = "mean"):
+        logits = self.head(self.norm(self.embed(ids)))
+        if not self.causal:
+            return F.cross_entropy(logits.view(-1, 500), labels.view(-1),
+                                   reduction=reduction), logits
+        labels = F.pad(labels, (0, 1), value=-100)[:, 1:].contiguous()
+        loss = F.cross_entropy(logits.float().view(-1, 500), labels.view(-1),
+                               ignore_index=-100, reduction=reduction)
+        return loss, logits
+
+
+def _fused_calls(run) -> dict[str, int]:
+    with torch.profiler.profile() as profile:
+        run()
+    return {e.key: e.count for e in profile.key_averages()
+            if e.key.startswith("fxmlir::fused_linear_cross_entropy")}
+
+
+@pytest.mark.parametrize("case", ["causal-tied", "causal-untied-sum", "masked-bias",
+                                  "causal-bf16-autocast"])
+def test_a_compiled_training_step_fuses_the_loss_and_trains_like_eager(case):
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = _LMHead(causal=case.startswith("causal"), tied=case == "causal-tied")
+    eager = copy.deepcopy(model)
+    compiled = torch.compile(model, backend=fxmlir.backend(strict=True))
+    reduction = "sum" if case.endswith("sum") else "mean"
+    autocast = case.endswith("autocast")
+    ids = torch.randint(0, 500, (2, 24))
+    labels = ids.clone()
+    labels[0, :5] = -100  # padding
+
+    def step(net) -> tuple[torch.Tensor, torch.Tensor]:
+        for p in net.parameters():
+            p.grad = None
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss, logits = net(ids, labels, reduction)
+        loss.backward()
+        return loss.detach(), logits.detach()
+
+    got, want = step(compiled), step(eager)
+    tolerance = _tolerance(torch.bfloat16 if autocast else torch.float32)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, **tolerance)
+    for (name, p), q in zip(model.named_parameters(), eager.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, **tolerance, msg=name)
+    assert _fused_calls(lambda: step(compiled)) == {
+        "fxmlir::fused_linear_cross_entropy": 1, "fxmlir::fused_linear_cross_entropy_grad": 1}
+
+
+def test_the_loss_peaks_at_a_fraction_of_eagers_memory():
+    """The [tokens, vocabulary] log-softmax and its gradients never exist:
+    the fused head + loss of 512 tokens over 32000 classes (62.5 MiB of
+    float32 logits) needs under half of eager's memory, measured."""
+    torch.manual_seed(0)
+    h = torch.randn(512, 64, requires_grad=True)
+    w = torch.randn(32000, 64, requires_grad=True)
+    target = torch.randint(0, 32000, (512,))
+
+    def eager() -> None:
+        h.grad = w.grad = None
+        F.cross_entropy(F.linear(h, w).float(), target).backward()
+
+    def fused() -> None:
+        h.grad = w.grad = None
+        ops.fused_linear_cross_entropy(h, w, None, target, MEAN, -100, False)[0].backward()
+
+    assert step_peak(fused).extra < 0.5 * step_peak(eager).extra
+
+
+def _cross_entropy_module(smoothing: float) -> str:
+    t = 'tensor<{}, #fxmlir.device<"cpu">>'
+    x, w, z, tgt, loss = (t.format(s) for s in ("8x16xf32", "32x16xf32", "8x32xf32",
+                                                  "8xsi64", "f32"))
+    return f"""
+    func.func @before_autodiff(%x: {x}, %w: {w}, %t: {tgt}) -> {loss} {{
+      %none = fxmlir.none
+      %z = fxmlir.aten.linear %x, %w, %none : ({x}, {w}, none) -> {z}
+      %loss = fxmlir.aten.cross_entropy_loss %z, %t, %none {{ignore_index = -100 : i64,
+          label_smoothing = {smoothing} : f64, reduction = 1 : i64}} : ({z}, {tgt}, none) -> {loss}
+      return %loss : {loss}
+    }}"""
+
+
+def test_explain_says_why_a_loss_did_not_fuse():
+    module = _C.Context().parse(_cross_entropy_module(0.1))
+    sites = [s for s in module.explain_stage("before_autodiff")
+             if "cross_entropy" in s.op]
+    assert sites and "label smoothing is not 0" in sites[0].reason, sites
+    fused = _C.Context().parse(_cross_entropy_module(0.0))
+    assert not [s for s in fused.explain_stage("before_autodiff") if "cross_entropy" in s.op]
