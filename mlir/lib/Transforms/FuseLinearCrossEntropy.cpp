@@ -8,10 +8,12 @@
 // ignore_index. The fused op's autograd formula saves the rows' log-sum-exp
 // instead of the [tokens, vocabulary] log-softmax, and its gradient never
 // materializes the logits' gradient. Where the graph uses the layer's
-// output elsewhere (it returns the logits), the fused op computes and
-// returns it (`return_logits`), so that the gradient reaching it joins the
-// loss's in the op's backward instead of taking two more matrix products;
-// otherwise the op computes the logits a block of columns at a time.
+// output elsewhere (it returns the logits) and upcasts it for the loss
+// (autocast's bf16 logits, `.float()`), the fused op computes and returns
+// it (`return_logits`), so that the gradient reaching it joins the loss's
+// in the op's backward instead of taking two more matrix products; float32
+// logits the graph returns are left unfused (no memory to save). Otherwise
+// the op computes the logits a block of columns at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -115,6 +117,14 @@ struct FuseLinearCrossEntropyPattern : OpRewritePattern<CrossEntropyLossOp> {
     // fused op returns it, so that its gradient joins the loss's.
     Value logits = linear.getResult();
     bool returnLogits = !logits.hasOneUse();
+    // Returned float32 logits are saved for backward and get a (zeros)
+    // gradient either way; the unfused backward frees them before its
+    // weight gradient, the fused one holds a block more. Fusing saves memory
+    // where the logits are not returned, or are upcast for the loss.
+    if (returnLogits && element == rowsType.getElementType())
+      return rewriter.notifyMatchFailure(
+          loss, "the graph returns float32 logits: fusing would save no "
+                "memory (they are kept for backward either way)");
     // The fused op stands where the loss is: the logits' other uses must
     // come after it.
     for (Operation *user : logits.getUsers())

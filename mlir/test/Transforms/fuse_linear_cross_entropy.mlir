@@ -1,24 +1,26 @@
 // RUN: fxmlir-opt %s --fxmlir-fuse-linear-cross-entropy --split-input-file | FileCheck %s
 
-!h = tensor<2x10x32xf32, #fxmlir.device<"cpu">>
-!w = tensor<96x32xf32, #fxmlir.device<"cpu">>
-!z = tensor<2x10x96xf32, #fxmlir.device<"cpu">>
+!h = tensor<2x10x32xbf16, #fxmlir.device<"cpu">>
+!w = tensor<96x32xbf16, #fxmlir.device<"cpu">>
+!z = tensor<2x10x96xbf16, #fxmlir.device<"cpu">>
+!zf = tensor<2x10x96xf32, #fxmlir.device<"cpu">>
 !rows = tensor<20x96xf32, #fxmlir.device<"cpu">>
 !t = tensor<20xsi64, #fxmlir.device<"cpu">>
 !loss = tensor<f32, #fxmlir.device<"cpu">>
 
-// transformers' causal-LM loss: the logits are returned too, so the fused
-// op returns them (its backward then takes their gradient with the loss's).
+// transformers' causal-LM loss under autocast: bf16 logits, returned too,
+// upcast for the loss. The fused op returns them (its backward then takes
+// their gradient with the loss's); no float32 copy remains.
 // CHECK-LABEL: func.func @causal_lm
-// CHECK: %[[LOSS:.*]], %{{.*}}, %[[Z:.*]] = fxmlir.fused_linear_cross_entropy %arg0, %arg1, %{{.*}}, %arg2 {ignore_index = -100 : i64, reduction = 1 : i64, return_logits = true} : {{.*}} -> (tensor<f32, {{.*}}>, tensor<20xf32, {{.*}}>, tensor<2x10x96xf32, {{.*}}>)
+// CHECK: %[[LOSS:.*]], %{{.*}}, %[[Z:.*]] = fxmlir.fused_linear_cross_entropy %arg0, %arg1, %{{.*}}, %arg2 {ignore_index = -100 : i64, reduction = 1 : i64, return_logits = true} : {{.*}} -> (tensor<f32, {{.*}}>, tensor<20xf32, {{.*}}>, tensor<2x10x96xbf16, {{.*}}>)
 // CHECK-NOT: fxmlir.aten.linear
 // CHECK-NOT: cross_entropy_loss
 // CHECK: return %[[LOSS]], %[[Z]]
 func.func @causal_lm(%h: !h, %w: !w, %t: !t) -> (!loss, !z) {
   %none = fxmlir.none
   %z = fxmlir.aten.linear %h, %w, %none : (!h, !w, none) -> !z
-  %f = fxmlir.aten.to.dtype %z {copy = false, dtype = f32, non_blocking = false} : (!z) -> !z
-  %r = fxmlir.aten.view %f {size = array<i64: -1, 96>} : (!z) -> !rows
+  %f = fxmlir.aten.to.dtype %z {copy = false, dtype = f32, non_blocking = false} : (!z) -> !zf
+  %r = fxmlir.aten.view %f {size = array<i64: -1, 96>} : (!zf) -> !rows
   %loss = fxmlir.aten.cross_entropy_loss %r, %t, %none {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = 1 : i64} : (!rows, !t, none) -> !loss
   return %loss, %z : !loss, !z
 }
@@ -60,14 +62,15 @@ func.func @bf16_sum(%x: !x, %w: !w, %b: !b, %t: !t) -> !loss {
 
 // Left alone: per-token losses, label smoothing, class weights, logits that
 // are not a linear layer's, a cast of the logits used elsewhere, a loss in
-// bf16 (no upcast); then logits used before the loss.
+// bf16 (no upcast), float32 logits the graph returns (%z: no memory to
+// save); then logits used before the loss.
 // CHECK-LABEL: func.func @negatives
 // CHECK-NOT: fused_linear_cross_entropy
-// CHECK-COUNT-6: fxmlir.aten.cross_entropy_loss
+// CHECK-COUNT-7: fxmlir.aten.cross_entropy_loss
 func.func @negatives(%x: !x, %w: !w, %t: !t, %cw: !cw, %other: !z,
                      %xb: tensor<20x32xbf16, #fxmlir.device<"cpu">>,
                      %wb: tensor<96x32xbf16, #fxmlir.device<"cpu">>)
-    -> (!each, !loss, !loss, !loss, !loss, !z, tensor<bf16, #fxmlir.device<"cpu">>) {
+    -> (!each, !loss, !loss, !loss, !loss, !z, tensor<bf16, #fxmlir.device<"cpu">>, !loss, !z) {
   %none = fxmlir.none
   %z = fxmlir.aten.linear %x, %w, %none : (!x, !w, none) -> !z
   %0 = fxmlir.aten.cross_entropy_loss %z, %t, %none {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = 0 : i64} : (!z, !t, none) -> !each
@@ -78,17 +81,21 @@ func.func @negatives(%x: !x, %w: !w, %t: !t, %cw: !cw, %other: !z,
   %4 = fxmlir.aten.cross_entropy_loss %f, %t, %none {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = 1 : i64} : (!z, !t, none) -> !loss
   %zb = fxmlir.aten.linear %xb, %wb, %none : (tensor<20x32xbf16, #fxmlir.device<"cpu">>, tensor<96x32xbf16, #fxmlir.device<"cpu">>, none) -> tensor<20x96xbf16, #fxmlir.device<"cpu">>
   %5 = fxmlir.aten.cross_entropy_loss %zb, %t, %none {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = 1 : i64} : (tensor<20x96xbf16, #fxmlir.device<"cpu">>, !t, none) -> tensor<bf16, #fxmlir.device<"cpu">>
-  return %0, %1, %2, %3, %4, %f, %5 : !each, !loss, !loss, !loss, !loss, !z, tensor<bf16, #fxmlir.device<"cpu">>
+  %z2 = fxmlir.aten.linear %x, %w, %none : (!x, !w, none) -> !z
+  %6 = fxmlir.aten.cross_entropy_loss %z2, %t, %none {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = 1 : i64} : (!z, !t, none) -> !loss
+  return %0, %1, %2, %3, %4, %f, %5, %6, %z2 : !each, !loss, !loss, !loss, !loss, !z, tensor<bf16, #fxmlir.device<"cpu">>, !loss, !z
 }
 
 // -----
 
-!x = tensor<20x32xf32, #fxmlir.device<"cpu">>
-!w = tensor<96x32xf32, #fxmlir.device<"cpu">>
-!z = tensor<20x96xf32, #fxmlir.device<"cpu">>
+!x = tensor<20x32xbf16, #fxmlir.device<"cpu">>
+!w = tensor<96x32xbf16, #fxmlir.device<"cpu">>
+!z = tensor<20x96xbf16, #fxmlir.device<"cpu">>
+!zf = tensor<20x96xf32, #fxmlir.device<"cpu">>
 !t = tensor<20xsi64, #fxmlir.device<"cpu">>
 !loss = tensor<f32, #fxmlir.device<"cpu">>
 
+// The fused op would stand where the loss is, after a use of the logits.
 // CHECK-LABEL: func.func @used_before
 // CHECK-NOT: fused_linear_cross_entropy
 // CHECK: fxmlir.aten.cross_entropy_loss
@@ -96,6 +103,7 @@ func.func @used_before(%x: !x, %w: !w, %t: !t) -> (!loss, !z) {
   %none = fxmlir.none
   %z = fxmlir.aten.linear %x, %w, %none : (!x, !w, none) -> !z
   %r = fxmlir.aten.relu %z : (!z) -> !z
-  %loss = fxmlir.aten.cross_entropy_loss %z, %t, %none {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = 1 : i64} : (!z, !t, none) -> !loss
+  %f = fxmlir.aten.to.dtype %z {copy = false, dtype = f32, non_blocking = false} : (!z) -> !zf
+  %loss = fxmlir.aten.cross_entropy_loss %f, %t, %none {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = 1 : i64} : (!zf, !t, none) -> !loss
   return %loss, %r : !loss, !z
 }
