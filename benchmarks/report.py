@@ -126,13 +126,14 @@ def section(device: str, run: dict[str, Any]) -> str:
         batch, seq = sizes.gpt2_tokens
         out.append(f"### GPT-2 training step, {batch}x{seq} tokens\n\n"
                    "transformers' GPT2LMHeadModel, random init: 4 layers, 512 wide, 8 heads, "
-                   "vocabulary 8192, dropout 0.1; forward with the LM loss and backward.\n")
+                   f"vocabulary {sizes.gpt2_vocab}, dropout 0.1; forward with the LM loss and "
+                   "backward.\n")
         out.append(_step_table(run["gpt2"]))
     if run.get("llama"):
         batch, seq = sizes.gpt2_tokens
         out.append(f"### LLaMA-style training step, {batch}x{seq} tokens\n\n"
                    "transformers' LlamaForCausalLM, random init: 4 layers, 512 wide, 8 heads, "
-                   "SwiGLU 1376 wide, vocabulary 8192 (no biases, RMSNorm, rotary "
+                   f"SwiGLU 1376 wide, vocabulary {sizes.llama_vocab} (no biases, RMSNorm, rotary "
                    "embeddings); forward with the LM loss and backward.\n")
         out.append(_step_table(run["llama"]))
     if run.get("roundtrip"):

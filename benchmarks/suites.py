@@ -42,6 +42,10 @@ class Sizes:
     gpt2_cases: tuple[str, ...]  # f32, bf16 autocast
     cuda_graphs: bool  # also time fxmlir with cudagraphs=True, Inductor reduce-overhead
     dtypes: tuple[str, ...] = tuple(DTYPES)  # of every table (--dtypes)
+    # The vocabularies users train: where the LM head and its loss hold a
+    # step's largest tensors.
+    gpt2_vocab: int = 50257
+    llama_vocab: int = 32000
 
     def only(self, dtypes: tuple[str, ...]) -> "Sizes":
         """These sizes with the cases of `dtypes` alone."""
@@ -321,15 +325,13 @@ def _transformer_results(title: str, build: Callable[[], nn.Module], vocab: int,
     return results
 
 
-VOCAB = 8192
-
-
 def gpt2_results(device: str, sizes: Sizes, profile: Path | None = None) -> list[Result]:
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    config = GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=VOCAB, n_positions=512)
+    vocab = sizes.gpt2_vocab
+    config = GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=vocab, n_positions=512)
     return _transformer_results("GPT-2 (4 layers, 512 wide)",
-                                lambda: GPT2LMHeadModel(config), VOCAB, device, sizes, profile)
+                                lambda: GPT2LMHeadModel(config), vocab, device, sizes, profile)
 
 
 def llama_results(device: str, sizes: Sizes, profile: Path | None = None) -> list[Result]:
@@ -337,10 +339,12 @@ def llama_results(device: str, sizes: Sizes, profile: Path | None = None) -> lis
     from transformers import LlamaConfig, LlamaForCausalLM
 
     config = LlamaConfig(num_hidden_layers=4, hidden_size=512, num_attention_heads=8,
-                         num_key_value_heads=8, intermediate_size=1376, vocab_size=VOCAB,
+                         num_key_value_heads=8, intermediate_size=1376,
+                         vocab_size=sizes.llama_vocab,
                          max_position_embeddings=512)
     return _transformer_results("LLaMA-style (4 layers, 512 wide)",
-                                lambda: LlamaForCausalLM(config), VOCAB, device, sizes, profile)
+                                lambda: LlamaForCausalLM(config), sizes.llama_vocab, device, sizes,
+                                profile)
 
 
 def round_trip_results() -> list[dict[str, float]]:
