@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from torch.nn import _reduction
 
 from fxmlir.fake_values import fake_value
+from fxmlir.fused_ops import ACTIVATIONS
 
 Call = tuple[torch._ops.OpOverload, tuple, dict]
 IsTensor = Callable[[Any], bool]
@@ -42,7 +43,9 @@ _COMMUTATIVE = {"add", "mul"}
 # torch.nn.functional wrappers that are one ATen op on their input when not
 # in place (Dynamo records them as Python functions): importing them as the
 # op lets patterns (bias_add + relu/silu/dropout) see them before autodiff.
-_FUNCTIONAL_OPS = {F.relu: "relu", F.silu: "silu", F.dropout: "dropout"}
+_FUNCTIONAL_OPS = {F.relu: "relu", F.silu: "silu", F.dropout: "dropout"} | {
+    getattr(F, a.aten_ops[0]): a.aten_ops[0] for a in ACTIVATIONS
+    if a.aten_ops and isinstance(getattr(F, a.aten_ops[0], None), types.FunctionType)}
 # Tensor methods that take sizes as varargs (`x.view(2, -1)`) where their
 # ATen op takes one list.
 _VARARG_SIZE_METHODS = {"view", "reshape", "expand", "permute", "repeat"}

@@ -14,11 +14,10 @@ activation is a row there, its element function (value and gradient, in
 csrc/kernels/common/Elementwise.h) and its pattern lines
 (mlir/include/fxmlir/Transforms/Patterns/BiasAddActivationFusions.td); the
 `activation` attribute's values, the C++ enum and dispatch
-(csrc/ops/Activations.inc) and the autograd formulas follow from the row. An
-activation whose ATen ops have no typed op yet (mish, hardswish) also needs
-them in schema.EXTRA_OPS, and one whose torch.nn.functional wrapper is a
-Python function (F.mish) an entry in dynamo_calls._FUNCTIONAL_OPS: five
-files (docs/adding-a-fusion.md).
+(csrc/ops/Activations.inc) and the autograd formulas follow from the row,
+and so do, for a row naming its ATen ops (hardswish), their typed ops
+(schema.EXTRA_OPS) and the import of its torch.nn.functional wrapper as the
+ATen op (dynamo_calls): three files (docs/adding-a-fusion.md).
 """
 
 from __future__ import annotations
@@ -42,6 +41,11 @@ class Activation:
     # d^2 f / dv^2 in differentiable torch ops, for double backward; None
     # where it is 0 almost everywhere.
     second_derivative: Callable[[torch.Tensor], torch.Tensor] | None
+    # Its ATen ops, value then backward, where the dialect has no typed op
+    # for them (not tagged core): schema.EXTRA_OPS takes them, and the
+    # value's torch.nn.functional wrapper, when a Python function (F.hardswish),
+    # is imported as the op (dynamo_calls), so that patterns can name both.
+    aten_ops: tuple[str, ...] = ()
 
     @property
     def enumerator(self) -> str:
@@ -76,6 +80,9 @@ ACTIVATIONS = (
                _silu_second_derivative),
     Activation("tanh", "Tanh", "tanh(v)",
                lambda v: -2 * torch.tanh(v) * (1 - torch.tanh(v) ** 2)),
+    Activation("hardswish", "Hardswish", "v * relu6(v + 3) / 6, of MobileNetV3",
+               lambda v: ((v > -3) & (v < 3)).to(v.dtype) / 3,
+               aten_ops=("hardswish", "hardswish_backward")),
 )
 
 

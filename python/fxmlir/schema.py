@@ -527,6 +527,8 @@ EXTRA_OPS = (
     "dropout", "native_dropout", "native_dropout_backward", "bernoulli.p", "rand_like",
     "randn_like",
 )
+# The activations' own ATen ops (a row of fused_ops.ACTIVATIONS names them).
+EXTRA_OPS += tuple(op for activation in ACTIVATIONS for op in activation.aten_ops)
 
 
 def resolve(qualified: str) -> OpOverload | None:

@@ -115,7 +115,8 @@ def test_backward_uses_the_forward_mask(tmp_path):
 
 
 @pytest.mark.parametrize("activation", [nn.GELU(), nn.GELU(approximate="tanh"), nn.ReLU(),
-                                        nn.SiLU()], ids=["gelu", "gelu_tanh", "relu", "silu"])
+                                        nn.SiLU(), nn.Hardswish()],
+                         ids=["gelu", "gelu_tanh", "relu", "silu", "hardswish"])
 def test_dropout_after_an_activation_joins_its_kernel(tmp_path, activation):
     # Linear -> activation -> Dropout (the example MLP's): one kernel adds the
     # bias, activates and drops; its gradients equal eager's given the mask

@@ -91,6 +91,20 @@ struct Tanh {
   }
 };
 
+/// hardswish(v) = v * relu6(v + 3) / 6, written as aten's (NaN propagates;
+/// its gradient's branches are aten's hardswish_backward's).
+struct Hardswish {
+  template <typename A> FXMLIR_HOST_DEVICE static A value(A v) {
+    A r = v + A(3);
+    r = r < A(0) ? A(0) : r;
+    r = r > A(6) ? A(6) : r;
+    return v * r / A(6);
+  }
+  template <typename A> FXMLIR_HOST_DEVICE static A grad(A v, A g) {
+    return v <= A(-3) ? A(0) : (v < A(3) ? g * (v / A(3) + A(0.5)) : g);
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Element ops of the bias family: f(v = x + bias, the other inputs' values)
 //===----------------------------------------------------------------------===//

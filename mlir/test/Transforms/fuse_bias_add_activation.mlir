@@ -104,6 +104,23 @@ func.func @tanh(%x: !x, %b: !b, %g: !x) -> (!x, !x, !x) {
   return %1, %2, %4 : !x, !x, !x
 }
 
+// hardswish, a row naming its own ATen ops (fused_ops.py): both fuse; a
+// bias_add with another use does not.
+// CHECK-LABEL: func.func @hardswish
+// CHECK: fxmlir.fused_bias_act %arg0, %arg1 {activation = "hardswish", axis = 1 : i64}
+// CHECK: fxmlir.fused_bias_act_grad %arg2, %arg0, %arg1 {activation = "hardswish", axis = 1 : i64}
+// CHECK: %[[S:.*]] = fxmlir.bias_add %arg2, %arg1
+// CHECK: fxmlir.aten.hardswish %[[S]]
+func.func @hardswish(%x: !x, %b: !b, %g: !x) -> (!x, !x, !x, !x) {
+  %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %1 = fxmlir.aten.hardswish %0 : (!x) -> !x
+  %s = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %2 = fxmlir.aten.hardswish_backward %g, %s : (!x, !x) -> !x
+  %m = fxmlir.bias_add %g, %b {axis = 1 : i64} : (!x, !b) -> !x
+  %3 = fxmlir.aten.hardswish %m : (!x) -> !x
+  return %1, %2, %3, %m : !x, !x, !x, !x
+}
+
 
 // Their negative cases: a multi-use bias_add, an f64 tensor.
 // CHECK-LABEL: func.func @relu_silu_not_fused

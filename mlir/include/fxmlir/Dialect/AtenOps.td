@@ -1428,6 +1428,23 @@ def Aten_GtTensorOp : Aten_Op<"gt.Tensor", [Pure, Fxmlir_BroadcastShapes]> {
   let assemblyFormat = "$self `,` $other attr-dict `:` functional-type(operands, results)";
 }
 
+def Aten_HardswishOp : Aten_Op<"hardswish", [Pure]> {
+  let summary = "aten::hardswish(Tensor self) -> Tensor";
+  let arguments = (ins Fxmlir_Tensor:$self);
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+}
+
+def Aten_HardswishBackwardOp : Aten_Op<"hardswish_backward", [Pure]> {
+  let summary = "aten::hardswish_backward(Tensor grad_output, Tensor self) -> Tensor";
+  let arguments = (ins
+    Fxmlir_Tensor:$grad_output,
+    Fxmlir_Tensor:$self
+  );
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "$grad_output `,` $self attr-dict `:` functional-type(operands, results)";
+}
+
 def Aten_HardtanhOp : Aten_Op<"hardtanh", [Pure, Fxmlir_BroadcastShapes]> {
   let summary = "aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor";
   let arguments = (ins

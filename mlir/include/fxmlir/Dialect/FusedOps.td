@@ -42,7 +42,7 @@ def Fxmlir_FusedBiasActOp : Fxmlir_Op<"fused_bias_act", [Pure]> {
   let summary = "act(x + bias) in one kernel";
   let description = [{
     `bias` is 1-D and is added along dim `axis` of `x` (negative counts
-    from the end). `activation` is "none" (v itself), "gelu" (torch's gelu, erf form), "gelu_tanh" (gelu with approximate="tanh"), "relu" (max(v, 0)), "silu" (v * sigmoid(v), of LLaMA-style gated MLPs) or "tanh" (tanh(v)).
+    from the end). `activation` is "none" (v itself), "gelu" (torch's gelu, erf form), "gelu_tanh" (gelu with approximate="tanh"), "relu" (max(v, 0)), "silu" (v * sigmoid(v), of LLaMA-style gated MLPs), "tanh" (tanh(v)) or "hardswish" (v * relu6(v + 3) / 6, of MobileNetV3).
 
     ```mlir
     %y = fxmlir.fused_bias_act %x, %b {activation = "gelu", axis = 1 : i64}
@@ -60,7 +60,7 @@ def Fxmlir_FusedBiasActOp : Fxmlir_Op<"fused_bias_act", [Pure]> {
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::success(::mlir::succeeded(::fxmlir::verifyStrEnum(*this, "activation", getActivation(), {"none", "gelu", "gelu_tanh", "relu", "silu", "tanh"}))
+      return ::mlir::success(::mlir::succeeded(::fxmlir::verifyStrEnum(*this, "activation", getActivation(), {"none", "gelu", "gelu_tanh", "relu", "silu", "tanh", "hardswish"}))
           && ::mlir::succeeded(::fxmlir::verifyBiasOp(*this, getX(), getBias(), getAxis(), {{"result", getResult(), false}})));
     }
   }];
@@ -89,7 +89,7 @@ def Fxmlir_FusedBiasActGradOp : Fxmlir_Op<"fused_bias_act_grad", [Pure]> {
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::success(::mlir::succeeded(::fxmlir::verifyStrEnum(*this, "activation", getActivation(), {"none", "gelu", "gelu_tanh", "relu", "silu", "tanh"}))
+      return ::mlir::success(::mlir::succeeded(::fxmlir::verifyStrEnum(*this, "activation", getActivation(), {"none", "gelu", "gelu_tanh", "relu", "silu", "tanh", "hardswish"}))
           && ::mlir::succeeded(::fxmlir::verifyBiasOp(*this, getX(), getBias(), getAxis(), {{"grad", getGrad(), false}, {"result", getResult(), false}})));
     }
   }];
@@ -161,7 +161,7 @@ def Fxmlir_FusedBiasDropoutAddOp : Fxmlir_Op<"fused_bias_dropout_add", []> {
   let description = [{
     Megatron's `bias_dropout_add`: `y = residual + act(x + bias) * mask / (1 - p)`
     (no residual: `y = dropout(act(x + bias))`). `activation` is
-    "none" (v itself), "gelu" (torch's gelu, erf form), "gelu_tanh" (gelu with approximate="tanh"), "relu" (max(v, 0)), "silu" (v * sigmoid(v), of LLaMA-style gated MLPs) or "tanh" (tanh(v)): a dropout after an activation (`Linear -> GELU ->
+    "none" (v itself), "gelu" (torch's gelu, erf form), "gelu_tanh" (gelu with approximate="tanh"), "relu" (max(v, 0)), "silu" (v * sigmoid(v), of LLaMA-style gated MLPs), "tanh" (tanh(v)) or "hardswish" (v * relu6(v + 3) / 6, of MobileNetV3): a dropout after an activation (`Linear -> GELU ->
     Dropout`) costs no pass of its own. The keep mask is drawn inside the
     kernel from torch's generator for the device (Philox, like
     `random_mask_like`: `torch.manual_seed` reproduces it); with
@@ -195,7 +195,7 @@ def Fxmlir_FusedBiasDropoutAddOp : Fxmlir_Op<"fused_bias_dropout_add", []> {
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
-      return ::mlir::success(::mlir::succeeded(::fxmlir::verifyStrEnum(*this, "activation", getActivation(), {"none", "gelu", "gelu_tanh", "relu", "silu", "tanh"}))
+      return ::mlir::success(::mlir::succeeded(::fxmlir::verifyStrEnum(*this, "activation", getActivation(), {"none", "gelu", "gelu_tanh", "relu", "silu", "tanh", "hardswish"}))
           && ::mlir::succeeded(::fxmlir::verifyDropoutOp(*this, getX(), getBias(), getAxis(), getResidual(), getY(), getMask(), getP(), getPacked())));
     }
   }];

@@ -11,7 +11,7 @@
 
 include "fxmlir/Dialect/FxmlirBase.td"
 
-def Fxmlir_ActivationAttr : Fxmlir_StrEnumAttr<["none", "gelu", "gelu_tanh", "relu", "silu", "tanh"]>;
+def Fxmlir_ActivationAttr : Fxmlir_StrEnumAttr<["none", "gelu", "gelu_tanh", "relu", "silu", "tanh", "hardswish"]>;
 def Fxmlir_ApproximateAttr : Fxmlir_StrEnumAttr<["none", "tanh"]>;
 def Fxmlir_LayoutAttr : Fxmlir_StrEnumAttr<["strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "_mkldnn", "jagged"]>;
 def Fxmlir_MemoryFormatAttr : Fxmlir_StrEnumAttr<["contiguous_format", "preserve_format", "channels_last", "channels_last_3d"]>;

@@ -50,5 +50,9 @@ def FuseBiasAddSiluPattern : FuseBiasAddActivation<Aten_SiluOp, "silu">;
 def FuseBiasAddSiluGradPattern :
     FuseBiasAddActivationGrad<Aten_SiluBackwardOp, "silu">;
 def FuseBiasAddTanhPattern : FuseBiasAddActivation<Aten_TanhOp, "tanh">;
+def FuseBiasAddHardswishPattern :
+    FuseBiasAddActivation<Aten_HardswishOp, "hardswish">;
+def FuseBiasAddHardswishGradPattern :
+    FuseBiasAddActivationGrad<Aten_HardswishBackwardOp, "hardswish">;
 
 #endif // FXMLIR_TRANSFORMS_PATTERNS_BIASADDACTIVATIONFUSIONS_TD
