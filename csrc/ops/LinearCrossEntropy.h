@@ -16,6 +16,8 @@
 
 #include "Device.h"
 
+#include "fxmlir/Support/LinearLossBlocks.h"
+
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 
@@ -95,12 +97,11 @@ inline void check(const char *op, const at::Tensor &x, const at::Tensor &weight,
     same("grad", *grad, {}, at::kFloat);
 }
 
-/// Vocabulary columns per block: about 2^20 float32 logits (4 MiB) for all
-/// rows, and never so few that the products lose their speed.
+/// Vocabulary columns per block: kLinearLossBlockElements float32 logits
+/// for all rows, and never so few that the products lose their speed.
 inline int64_t blockColumns(int64_t rows, int64_t classes) {
-  constexpr int64_t kBlockElements = int64_t(1) << 20;
   constexpr int64_t kMinColumns = 256;
-  int64_t columns = kBlockElements / std::max<int64_t>(rows, 1);
+  int64_t columns = kLinearLossBlockElements / std::max<int64_t>(rows, 1);
   return std::min(classes, std::max(columns, kMinColumns));
 }
 

@@ -88,6 +88,11 @@ def test_bad_input_is_an_error_naming_the_problem():
         ops.fused_linear_cross_entropy(x, w, None, torch.zeros(5), MEAN, -100, False)
 
 
+# Over one block of logits (2^20, fxmlir/Support/LinearLossBlocks.h) for
+# 2 x 24 tokens: smaller ones are left unfused.
+VOCAB = 32768
+
+
 class _LMHead(nn.Module):
     """A language model's last layer and loss, as transformers spell them:
     causal (shifted labels, `logits.float()`) or masked (a biased decoder,
@@ -95,9 +100,9 @@ class _LMHead(nn.Module):
 
     def __init__(self, causal: bool, tied: bool, returns_logits: bool) -> None:
         super().__init__()
-        self.embed = nn.Embedding(500, 32)
+        self.embed = nn.Embedding(VOCAB, 32)
         self.norm = nn.LayerNorm(32)
-        self.head = nn.Linear(32, 500, bias=not causal)
+        self.head = nn.Linear(32, VOCAB, bias=not causal)
         if tied:
             self.head.weight = self.embed.weight
         self.causal = causal
@@ -107,10 +112,10 @@ class _LMHead(nn.Module):
         logits = self.head(self.norm(self.embed(ids)))
         if self.causal:
             labels = F.pad(labels, (0, 1), value=-100)[:, 1:].contiguous()
-            loss = F.cross_entropy(logits.float().view(-1, 500), labels.view(-1),
+            loss = F.cross_entropy(logits.float().view(-1, VOCAB), labels.view(-1),
                                    ignore_index=-100, reduction=reduction)
         else:
-            loss = F.cross_entropy(logits.view(-1, 500), labels.view(-1), reduction=reduction)
+            loss = F.cross_entropy(logits.view(-1, VOCAB), labels.view(-1), reduction=reduction)
         return (loss, logits) if self.returns_logits else (loss,)
 
 
@@ -138,7 +143,7 @@ def test_a_compiled_training_step_fuses_the_loss_and_trains_like_eager(case, fus
     compiled = torch.compile(model, backend=fxmlir.backend(strict=True))
     reduction = "sum" if case.endswith("sum") else "mean"
     autocast = "autocast" in case
-    ids = torch.randint(0, 500, (2, 24))
+    ids = torch.randint(0, VOCAB, (2, 24))
     labels = ids.clone()
     labels[0, :5] = -100  # padding
 
@@ -179,10 +184,10 @@ def test_the_loss_peaks_at_a_fraction_of_eagers_memory():
     assert step_peak(fused).extra < 0.5 * step_peak(eager).extra
 
 
-def _cross_entropy_module(smoothing: float) -> str:
+def _cross_entropy_module(smoothing: float, rows: int = 1024) -> str:
     t = 'tensor<{}, #fxmlir.device<"cpu">>'
-    x, w, z, tgt, loss = (t.format(s) for s in ("8x16xf32", "32x16xf32", "8x32xf32",
-                                                  "8xsi64", "f32"))
+    x, w, z, tgt, loss = (t.format(s) for s in (f"{rows}x16xf32", "2048x16xf32",
+                                                  f"{rows}x2048xf32", f"{rows}xsi64", "f32"))
     return f"""
     func.func @before_autodiff(%x: {x}, %w: {w}, %t: {tgt}) -> {loss} {{
       %none = fxmlir.none
@@ -193,10 +198,14 @@ def _cross_entropy_module(smoothing: float) -> str:
     }}"""
 
 
+def _unfused_losses(text: str) -> list:
+    module = _C.Context().parse(text)
+    return [s for s in module.explain_stage("before_autodiff") if "cross_entropy" in s.op]
+
+
 def test_explain_says_why_a_loss_did_not_fuse():
-    module = _C.Context().parse(_cross_entropy_module(0.1))
-    sites = [s for s in module.explain_stage("before_autodiff")
-             if "cross_entropy" in s.op]
-    assert sites and "label smoothing is not 0" in sites[0].reason, sites
-    fused = _C.Context().parse(_cross_entropy_module(0.0))
-    assert not [s for s in fused.explain_stage("before_autodiff") if "cross_entropy" in s.op]
+    (site,) = _unfused_losses(_cross_entropy_module(0.1))
+    assert "label smoothing is not 0" in site.reason, site.reason
+    (site,) = _unfused_losses(_cross_entropy_module(0.0, rows=8))
+    assert "the logits fit in one block" in site.reason, site.reason
+    assert not _unfused_losses(_cross_entropy_module(0.0))

@@ -1,18 +1,18 @@
 // RUN: fxmlir-opt %s --fxmlir-fuse-linear-cross-entropy --split-input-file | FileCheck %s
 
-!h = tensor<2x10x32xbf16, #fxmlir.device<"cpu">>
-!w = tensor<96x32xbf16, #fxmlir.device<"cpu">>
-!z = tensor<2x10x96xbf16, #fxmlir.device<"cpu">>
-!zf = tensor<2x10x96xf32, #fxmlir.device<"cpu">>
-!rows = tensor<20x96xf32, #fxmlir.device<"cpu">>
-!t = tensor<20xsi64, #fxmlir.device<"cpu">>
+!h = tensor<2x512x32xbf16, #fxmlir.device<"cpu">>
+!w = tensor<2048x32xbf16, #fxmlir.device<"cpu">>
+!z = tensor<2x512x2048xbf16, #fxmlir.device<"cpu">>
+!zf = tensor<2x512x2048xf32, #fxmlir.device<"cpu">>
+!rows = tensor<1024x2048xf32, #fxmlir.device<"cpu">>
+!t = tensor<1024xsi64, #fxmlir.device<"cpu">>
 !loss = tensor<f32, #fxmlir.device<"cpu">>
 
 // transformers' causal-LM loss under autocast: bf16 logits, returned too,
 // upcast for the loss. The fused op returns them (its backward then takes
 // their gradient with the loss's); no float32 copy remains.
 // CHECK-LABEL: func.func @causal_lm
-// CHECK: %[[LOSS:.*]], %{{.*}}, %[[Z:.*]] = fxmlir.fused_linear_cross_entropy %arg0, %arg1, %{{.*}}, %arg2 {ignore_index = -100 : i64, reduction = 1 : i64, return_logits = true} : {{.*}} -> (tensor<f32, {{.*}}>, tensor<20xf32, {{.*}}>, tensor<2x10x96xbf16, {{.*}}>)
+// CHECK: %[[LOSS:.*]], %{{.*}}, %[[Z:.*]] = fxmlir.fused_linear_cross_entropy %arg0, %arg1, %{{.*}}, %arg2 {ignore_index = -100 : i64, reduction = 1 : i64, return_logits = true} : {{.*}} -> (tensor<f32, {{.*}}>, tensor<1024xf32, {{.*}}>, tensor<2x512x2048xbf16, {{.*}}>)
 // CHECK-NOT: fxmlir.aten.linear
 // CHECK-NOT: cross_entropy_loss
 // CHECK: return %[[LOSS]], %[[Z]]
@@ -20,26 +20,26 @@ func.func @causal_lm(%h: !h, %w: !w, %t: !t) -> (!loss, !z) {
   %none = fxmlir.none
   %z = fxmlir.aten.linear %h, %w, %none : (!h, !w, none) -> !z
   %f = fxmlir.aten.to.dtype %z {copy = false, dtype = f32, non_blocking = false} : (!z) -> !zf
-  %r = fxmlir.aten.view %f {size = array<i64: -1, 96>} : (!zf) -> !rows
+  %r = fxmlir.aten.view %f {size = array<i64: -1, 2048>} : (!zf) -> !rows
   %loss = fxmlir.aten.cross_entropy_loss %r, %t, %none {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = 1 : i64} : (!rows, !t, none) -> !loss
   return %loss, %z : !loss, !z
 }
 
 // -----
 
-!x = tensor<20x32xbf16, #fxmlir.device<"cpu">>
-!w = tensor<96x32xbf16, #fxmlir.device<"cpu">>
-!b = tensor<96xbf16, #fxmlir.device<"cpu">>
-!z = tensor<20x96xbf16, #fxmlir.device<"cpu">>
-!rows = tensor<20x96xf32, #fxmlir.device<"cpu">>
-!t = tensor<20xsi64, #fxmlir.device<"cpu">>
+!x = tensor<1024x32xbf16, #fxmlir.device<"cpu">>
+!w = tensor<2048x32xbf16, #fxmlir.device<"cpu">>
+!b = tensor<2048xbf16, #fxmlir.device<"cpu">>
+!z = tensor<1024x2048xbf16, #fxmlir.device<"cpu">>
+!rows = tensor<1024x2048xf32, #fxmlir.device<"cpu">>
+!t = tensor<1024xsi64, #fxmlir.device<"cpu">>
 !loss = tensor<f32, #fxmlir.device<"cpu">>
 
 // Autocast made explicit: a bf16 layer with a bias, upcast by _to_copy,
 // a sum; only the loss uses the logits, so the fused op computes them a
 // block at a time and returns none ([0]).
 // CHECK-LABEL: func.func @bf16_sum
-// CHECK: %[[LOSS:.*]], %{{.*}}, %{{.*}} = fxmlir.fused_linear_cross_entropy %arg0, %arg1, %arg2, %arg3 {ignore_index = 0 : i64, reduction = 2 : i64, return_logits = false} : (tensor<20x32xbf16, {{.*}}>, tensor<96x32xbf16, {{.*}}>, tensor<96xbf16, {{.*}}>, tensor<20xsi64, {{.*}}>) -> (tensor<f32, {{.*}}>, tensor<20xf32, {{.*}}>, tensor<0xbf16, {{.*}}>)
+// CHECK: %[[LOSS:.*]], %{{.*}}, %{{.*}} = fxmlir.fused_linear_cross_entropy %arg0, %arg1, %arg2, %arg3 {ignore_index = 0 : i64, reduction = 2 : i64, return_logits = false} : (tensor<1024x32xbf16, {{.*}}>, tensor<2048x32xbf16, {{.*}}>, tensor<2048xbf16, {{.*}}>, tensor<1024xsi64, {{.*}}>) -> (tensor<f32, {{.*}}>, tensor<1024xf32, {{.*}}>, tensor<0xbf16, {{.*}}>)
 // CHECK-NOT: fxmlir.aten.linear
 // CHECK: return %[[LOSS]]
 func.func @bf16_sum(%x: !x, %w: !w, %b: !b, %t: !t) -> !loss {
@@ -62,8 +62,8 @@ func.func @bf16_sum(%x: !x, %w: !w, %b: !b, %t: !t) -> !loss {
 
 // Left alone: per-token losses, label smoothing, class weights, logits that
 // are not a linear layer's, a cast of the logits used elsewhere, a loss in
-// bf16 (no upcast), float32 logits the graph returns (%z: no memory to
-// save); then logits used before the loss.
+// bf16 (no upcast), logits that fit in one block (%z2: 20 x 96); then
+// float32 logits the graph returns, and logits used before the loss.
 // CHECK-LABEL: func.func @negatives
 // CHECK-NOT: fused_linear_cross_entropy
 // CHECK-COUNT-7: fxmlir.aten.cross_entropy_loss
@@ -88,11 +88,30 @@ func.func @negatives(%x: !x, %w: !w, %t: !t, %cw: !cw, %other: !z,
 
 // -----
 
-!x = tensor<20x32xbf16, #fxmlir.device<"cpu">>
-!w = tensor<96x32xbf16, #fxmlir.device<"cpu">>
-!z = tensor<20x96xbf16, #fxmlir.device<"cpu">>
-!zf = tensor<20x96xf32, #fxmlir.device<"cpu">>
-!t = tensor<20xsi64, #fxmlir.device<"cpu">>
+!x = tensor<1024x32xf32, #fxmlir.device<"cpu">>
+!w = tensor<2048x32xf32, #fxmlir.device<"cpu">>
+!z = tensor<1024x2048xf32, #fxmlir.device<"cpu">>
+!t = tensor<1024xsi64, #fxmlir.device<"cpu">>
+!loss = tensor<f32, #fxmlir.device<"cpu">>
+
+// Float32 logits the graph returns: no memory to save.
+// CHECK-LABEL: func.func @returned_f32
+// CHECK-NOT: fused_linear_cross_entropy
+// CHECK: fxmlir.aten.cross_entropy_loss
+func.func @returned_f32(%x: !x, %w: !w, %t: !t) -> (!loss, !z) {
+  %none = fxmlir.none
+  %z = fxmlir.aten.linear %x, %w, %none : (!x, !w, none) -> !z
+  %loss = fxmlir.aten.cross_entropy_loss %z, %t, %none {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = 1 : i64} : (!z, !t, none) -> !loss
+  return %loss, %z : !loss, !z
+}
+
+// -----
+
+!x = tensor<1024x32xbf16, #fxmlir.device<"cpu">>
+!w = tensor<2048x32xbf16, #fxmlir.device<"cpu">>
+!z = tensor<1024x2048xbf16, #fxmlir.device<"cpu">>
+!zf = tensor<1024x2048xf32, #fxmlir.device<"cpu">>
+!t = tensor<1024xsi64, #fxmlir.device<"cpu">>
 !loss = tensor<f32, #fxmlir.device<"cpu">>
 
 // The fused op would stand where the loss is, after a use of the logits.
