@@ -1,4 +1,4 @@
-"""python -m benchmarks.memory [--models gpt2,llama] [--dtypes f32,bf16] [--impls ...]
+"""python -m benchmarks.memory [--device cpu|cuda] [--models gpt2,llama] [--dtypes f32,bf16] [--impls ...]
 
 The peak extra memory of a transformers training step (`model(input_ids,
 labels).loss.backward()`, 2 x 256 tokens) at the vocabularies users train:
@@ -36,46 +36,49 @@ def _model(name: str) -> Any:
         intermediate_size=1376, vocab_size=32000, max_position_embeddings=512))
 
 
-def measure(name: str, dtype: str, impl: str) -> dict[str, float]:
+def measure(device: str, name: str, dtype: str, impl: str) -> dict[str, float]:
     """One implementation's peak extra MiB and step ms, in this process."""
     import torch
 
     import fxmlir
-    from fxmlir.memory import step_peak
+    from benchmarks.timing import peak_extra_mib, synchronize
 
     torch.manual_seed(0)
-    model = _model(name).train()
+    model = _model(name).to(device).train()
     if impl == "inductor":
         model = torch.compile(model)
     elif impl.startswith("fxmlir"):
         passes = "-fxmlir-fuse-linear-cross-entropy" if "unfused" in impl else "default"
         model = torch.compile(model, backend=fxmlir.backend(passes=passes))
-    ids = torch.randint(0, model.config.vocab_size, TOKENS)
+    ids = torch.randint(0, model.config.vocab_size, TOKENS, device=device)
 
     def step() -> None:
         for p in model.parameters():
             p.grad = None
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == "bf16"):
+        with torch.autocast(device, dtype=torch.bfloat16, enabled=dtype == "bf16"):
             loss = model(input_ids=ids, labels=ids).loss
         loss.backward()
 
     for _ in range(2):
         step()
-    extra = step_peak(step).extra / 2**20
+    extra = peak_extra_mib(step, device)
     times = []
     for _ in range(5):
+        synchronize(device)
         begin = time.perf_counter()
         step()
+        synchronize(device)
         times.append((time.perf_counter() - begin) * 1e3)
     return {"peak extra MiB": extra, "step ms": statistics.median(times)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--models", default="gpt2,llama")
     parser.add_argument("--dtypes", default="f32,bf16")
     parser.add_argument("--impls", default=",".join(IMPLS))
-    parser.add_argument("--one", help=argparse.SUPPRESS)  # model:dtype:impl, in a child
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # device:model:dtype:impl, in a child
     args = parser.parse_args()
     if args.one:
         print(json.dumps(measure(*args.one.split(":"))))
@@ -86,7 +89,8 @@ def main() -> None:
             row: dict[str, Any] = {"model": name, "dtype": dtype}
             for impl in args.impls.split(","):
                 out = subprocess.run([sys.executable, "-m", "benchmarks.memory", "--one",
-                                      f"{name}:{dtype}:{impl}"], capture_output=True,
+                                      f"{args.device}:{name}:{dtype}:{impl}"],
+                                     capture_output=True,
                                      text=True, env=os.environ.copy())
                 lines = out.stdout.strip().splitlines()
                 row[impl] = json.loads(lines[-1]) if out.returncode == 0 and lines \

@@ -18,6 +18,8 @@
 #     steps     the training steps in bf16 autocast, with a torch.profiler
 #               table per step, then the fused-kernel table, then f32
 #               (FXMLIR_BENCH_ONLY=gpt2: that step's rows alone);
+#     memory    the fused LM loss's peak memory, bf16 autocast, eager and
+#               fxmlir with and without it (benchmarks/memory.py);
 # every phase with its own time limit, in that order of value, each log
 # written to $OUT as it goes: a run cut short returns what it finished.
 # Phases can also be run alone: bash scripts/gpu_session.sh build test ...
@@ -144,6 +146,17 @@ steps() {
   bench "${2:-180}" --only "$sections" --dtypes f32
 }
 
+# The fused LM loss's peak memory on the allocator, bf16 autocast, a process
+# per implementation (benchmarks/memory.py; no Inductor: its compiles would
+# take the budget).
+memory() {
+  build || return 1
+  say "memory: benchmarks.memory --device cuda --dtypes bf16"
+  PYTHONPATH=$SITE:. timeout -k 10 "${1:-100}" python3 -m benchmarks.memory --device cuda \
+    --dtypes bf16 --impls "eager,fxmlir,fxmlir unfused loss" 2>&1 | tee "$OUT/memory.md" | tail -8
+  say "memory: stopped"
+}
+
 [ $# -gt 0 ] || set -- run
 for phase in "$@"; do
   case $phase in
@@ -151,7 +164,8 @@ for phase in "$@"; do
     build) build ;;
     test) run_tests ;;
     steps) steps ;;
-    run) run_tests 200; steps 200 150 ;;
-    *) echo "unknown phase $phase (pack, build, test, steps, run)"; exit 2 ;;
+    memory) memory ;;
+    run) run_tests 200; steps 200 90; memory 100 ;;
+    *) echo "unknown phase $phase (pack, build, test, steps, memory, run)"; exit 2 ;;
   esac
 done
