@@ -26,14 +26,10 @@ TOKENS = (2, 256)
 
 
 def _model(name: str) -> Any:
-    import transformers as tf
+    from benchmarks.suites import SIZES, gpt2_model, llama_model
 
-    if name == "gpt2":
-        return tf.GPT2LMHeadModel(tf.GPT2Config(n_layer=4, n_embd=512, n_head=8,
-                                                vocab_size=50257, n_positions=512))
-    return tf.LlamaForCausalLM(tf.LlamaConfig(
-        num_hidden_layers=4, hidden_size=512, num_attention_heads=8, num_key_value_heads=8,
-        intermediate_size=1376, vocab_size=32000, max_position_embeddings=512))
+    sizes = SIZES["cpu"]  # the vocabularies, the same on every device
+    return gpt2_model(sizes.gpt2_vocab) if name == "gpt2" else llama_model(sizes.llama_vocab)
 
 
 def measure(device: str, name: str, dtype: str, impl: str) -> dict[str, float]:

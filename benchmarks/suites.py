@@ -325,26 +325,34 @@ def _transformer_results(title: str, build: Callable[[], nn.Module], vocab: int,
     return results
 
 
-def gpt2_results(device: str, sizes: Sizes, profile: Path | None = None) -> list[Result]:
+def gpt2_model(vocab: int) -> nn.Module:
+    """transformers' GPT-2, 4 layers, 512 wide, random init."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
+    return GPT2LMHeadModel(GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=vocab,
+                                      n_positions=512))
+
+
+def llama_model(vocab: int) -> nn.Module:
+    """LLaMA-style: no biases, RMSNorm, SwiGLU, rotary embeddings; 4 layers,
+    512 wide, random init."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    return LlamaForCausalLM(LlamaConfig(
+        num_hidden_layers=4, hidden_size=512, num_attention_heads=8, num_key_value_heads=8,
+        intermediate_size=1376, vocab_size=vocab, max_position_embeddings=512))
+
+
+def gpt2_results(device: str, sizes: Sizes, profile: Path | None = None) -> list[Result]:
     vocab = sizes.gpt2_vocab
-    config = GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=vocab, n_positions=512)
-    return _transformer_results("GPT-2 (4 layers, 512 wide)",
-                                lambda: GPT2LMHeadModel(config), vocab, device, sizes, profile)
+    return _transformer_results("GPT-2 (4 layers, 512 wide)", lambda: gpt2_model(vocab),
+                                vocab, device, sizes, profile)
 
 
 def llama_results(device: str, sizes: Sizes, profile: Path | None = None) -> list[Result]:
-    """LLaMA-style: no biases, RMSNorm, SwiGLU, rotary embeddings."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    config = LlamaConfig(num_hidden_layers=4, hidden_size=512, num_attention_heads=8,
-                         num_key_value_heads=8, intermediate_size=1376,
-                         vocab_size=sizes.llama_vocab,
-                         max_position_embeddings=512)
-    return _transformer_results("LLaMA-style (4 layers, 512 wide)",
-                                lambda: LlamaForCausalLM(config), sizes.llama_vocab, device, sizes,
-                                profile)
+    vocab = sizes.llama_vocab
+    return _transformer_results("LLaMA-style (4 layers, 512 wide)", lambda: llama_model(vocab),
+                                vocab, device, sizes, profile)
 
 
 def round_trip_results() -> list[dict[str, float]]:

@@ -8,6 +8,7 @@
 // and its gradient never exist. Blocks go over columns, not rows, so that
 // each block writes its rows of grad_weight and grad_bias whole (no
 // accumulation in the weight's dtype); grad_x, [M, K], is the only sum.
+// Included by FusedOps.h, whose helpers (withLastSize) it uses.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,14 +34,6 @@ namespace linear_loss {
 
 constexpr int64_t kMean = 1; // F.cross_entropy's reduction enum
 constexpr int64_t kSum = 2;
-
-/// x's sizes with the last replaced by `last`.
-inline std::vector<c10::SymInt> withLast(const at::Tensor &x,
-                                         const c10::SymInt &last) {
-  std::vector<c10::SymInt> sizes = x.sym_sizes().vec();
-  sizes.back() = last;
-  return sizes;
-}
 
 /// Checks every tensor of the family (`logits`, `gradLogits`, `lse` and
 /// `grad` where the op has them) with the op's name in each message.
@@ -86,7 +79,7 @@ inline void check(const char *op, const at::Tensor &x, const at::Tensor &weight,
                   target.scalar_type() == at::kInt,
               op, ": target must hold class indices (int64 or int32), got ",
               target.scalar_type());
-  std::vector<c10::SymInt> byClasses = withLast(x, classes);
+  std::vector<c10::SymInt> byClasses = withLastSize(x, classes);
   if (logits)
     same("logits", *logits, byClasses, dtype);
   if (gradLogits)
@@ -165,7 +158,7 @@ fusedLinearCrossEntropy(const at::Tensor &x, const at::Tensor &weight,
   if constexpr (D == Device::Meta) {
     at::Tensor logits =
         returnLogits
-            ? at::empty_symint(ll::withLast(x, weight.sym_size(0)), x.options())
+            ? at::empty_symint(withLastSize(x, weight.sym_size(0)), x.options())
             : at::empty({0}, x.options());
     return {at::empty({}, floats),
             at::empty_symint({x.sym_numel() / x.sym_size(-1)}, floats),
@@ -203,7 +196,7 @@ fusedLinearCrossEntropy(const at::Tensor &x, const at::Tensor &weight,
     if (reduction == ll::kMean)
       loss.div_(valid.sum()); // no row left: NaN, as eager's mean
     at::Tensor returned =
-        logits ? logits->view_symint(ll::withLast(x, weight.sym_size(0)))
+        logits ? logits->view_symint(withLastSize(x, weight.sym_size(0)))
                : at::empty({0}, x.options());
     return {loss, lse, returned};
   }
