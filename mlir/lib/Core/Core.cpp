@@ -8,7 +8,6 @@
 #include "fxmlir/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/Pass.h"
@@ -23,17 +22,8 @@
 
 using namespace fxmlir;
 
-static mlir::DialectRegistry makeRegistry() {
-  mlir::DialectRegistry registry;
-  registerAllDialects(registry);
-  return registry;
-}
-
-// Graphs are small and we are called from torch's threads: MLIR's own
-// thread pool would only add start-up cost and contention.
-Context::Impl::Impl()
-    : context(makeRegistry(), mlir::MLIRContext::Threading::DISABLED) {
-  context.loadAllAvailableDialects();
+Context::Impl::Impl() : context(makeContext()) {
+  context->loadAllAvailableDialects();
   registerAllPasses();
 }
 
@@ -41,14 +31,14 @@ Context::Context() : impl(std::make_shared<Impl>()) {}
 Context::~Context() = default;
 
 bool Context::isRegisteredOp(const std::string &name) const {
-  return mlir::RegisteredOperationName::lookup(name, &impl->context)
+  return mlir::RegisteredOperationName::lookup(name, impl->context.get())
       .has_value();
 }
 
 std::vector<std::string> Context::dialectOps() const {
   std::vector<std::string> names;
   for (mlir::RegisteredOperationName op :
-       impl->context.getRegisteredOperations())
+       impl->context->getRegisteredOperations())
     if (op.getDialectNamespace() == "fxmlir")
       names.push_back(op.getStringRef().str());
   llvm::sort(names);
@@ -80,7 +70,7 @@ Module Module::parse(Context &context, const std::string &text,
   if (std::optional<std::string> tooDeep =
           findExcessiveNesting(text, bufferName))
     throw Error("cannot parse " + bufferName + ":\n" + *tooDeep);
-  mlir::MLIRContext *ctx = &context.impl->context;
+  mlir::MLIRContext *ctx = context.impl->context.get();
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
   llvm::SourceMgr sourceMgr;

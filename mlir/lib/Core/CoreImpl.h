@@ -14,7 +14,7 @@
 #include <optional>
 
 struct fxmlir::Context::Impl {
-  mlir::MLIRContext context;
+  std::unique_ptr<mlir::MLIRContext> context;
   Impl();
 };
 

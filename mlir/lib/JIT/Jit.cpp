@@ -21,7 +21,6 @@
 #include "fxmlir/Conversion/Passes.h"
 #include "fxmlir/Registration/InitAll.h"
 
-#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -388,12 +387,6 @@ std::string buildIdentity() {
 template <typename T>
 using Cache =
     std::map<std::string, std::shared_future<std::shared_ptr<const T>>>;
-
-mlir::DialectRegistry makeRegistry() {
-  mlir::DialectRegistry registry;
-  registerAllDialects(registry);
-  return registry;
-}
 } // namespace
 
 struct Jit::Impl {
@@ -435,10 +428,10 @@ struct Jit::Impl {
   /// threads) and a target machine (not thread-safe either).
   struct Compiler {
     explicit Compiler(llvm::orc::JITTargetMachineBuilder &builder)
-        : context(makeRegistry(), mlir::MLIRContext::Threading::DISABLED),
+        : context(makeContext()),
           machine(unwrap(builder.createTargetMachine(),
                          "cannot target the host CPU")) {}
-    mlir::MLIRContext context;
+    std::unique_ptr<mlir::MLIRContext> context;
     std::unique_ptr<llvm::TargetMachine> machine;
   };
   /// Runs `work` with an idle compiler (a new one when every compiler is
@@ -667,7 +660,7 @@ std::shared_ptr<const T> Jit::Impl::compileOrLoad(
     // Parsed and analyzed first even for a disk hit: the entry must hold
     // the signature the function has for these inputs.
     SpecializedFunction specialized =
-        specialize(compiler.context, text, function, &inputs);
+        specialize(*compiler.context, text, function, &inputs);
     if (std::shared_ptr<const T> loaded =
             loadFromDisk<T>(key, specialized.signature, link)) {
       std::lock_guard<std::mutex> lock(cacheMutex);
@@ -737,7 +730,7 @@ Jit &Jit::shared() {
 Signature Jit::analyze(const std::string &moduleText,
                        const std::string &function) {
   return impl->withCompiler([&](Impl::Compiler &compiler) {
-    return specialize(compiler.context, moduleText, function, nullptr)
+    return specialize(*compiler.context, moduleText, function, nullptr)
         .signature;
   });
 }
@@ -751,7 +744,7 @@ Jit::compileCpu(const std::string &moduleText, const std::string &function,
     // function: compiled once for all of them.
     std::optional<GenericFunction> generic =
         impl->withCompiler([&](Impl::Compiler &compiler) {
-          return generalize(compiler.context, moduleText, function, inputs);
+          return generalize(*compiler.context, moduleText, function, inputs);
         });
     if (generic) {
       try {
@@ -776,7 +769,7 @@ CudaProgram Jit::compileCuda(const std::string &moduleText,
                              const std::string &features) {
   return impl->withCompiler([&](Impl::Compiler &compiler) {
     SpecializedFunction specialized =
-        specialize(compiler.context, moduleText, function, &inputs);
+        specialize(*compiler.context, moduleText, function, &inputs);
     CudaProgram program =
         compileToPtx(*specialized.module, function, chip, features);
     program.signature = std::move(specialized.signature);

@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/Transforms/Passes.h"
 
 #include <mutex>
@@ -15,6 +16,13 @@
 void fxmlir::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<fxmlir::FxmlirDialect, mlir::func::FuncDialect>();
   registerJitDialects(registry);
+}
+
+std::unique_ptr<mlir::MLIRContext> fxmlir::makeContext() {
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  return std::make_unique<mlir::MLIRContext>(
+      registry, mlir::MLIRContext::Threading::DISABLED);
 }
 
 void fxmlir::registerAllPasses() {

@@ -284,23 +284,10 @@ static std::optional<JitOpKind> checkSignedResult(Operation *op) {
   return elementwiseIf(isa<FloatType>(result) || result.isSignedInteger());
 }
 
-static Value exp(ImplicitLocOpBuilder &b, Value x) {
-  return math::ExpOp::create(b, x);
-}
-static Value log(ImplicitLocOpBuilder &b, Value x) {
-  return math::LogOp::create(b, x);
-}
-static Value sqrt(ImplicitLocOpBuilder &b, Value x) {
-  return math::SqrtOp::create(b, x);
-}
-static Value rsqrt(ImplicitLocOpBuilder &b, Value x) {
-  return math::RsqrtOp::create(b, x);
-}
-static Value tanh(ImplicitLocOpBuilder &b, Value x) {
-  return math::TanhOp::create(b, x);
-}
-static Value erf(ImplicitLocOpBuilder &b, Value x) {
-  return math::ErfOp::create(b, x);
+/// `MathOp` of `x`: math's one-operand functions (exp, log, sqrt, ...).
+template <typename MathOp>
+static Value unaryMath(ImplicitLocOpBuilder &b, Value x) {
+  return MathOp::create(b, x);
 }
 static Value reciprocal(ImplicitLocOpBuilder &b, Value x) {
   return arith::DivFOp::create(b, constant(b, x.getType(), 1.0), x);
@@ -326,9 +313,9 @@ static Value power(ImplicitLocOpBuilder &b, Value x, Type torchType,
   Type type = x.getType();
   bool roots = !isa<Float16Type>(torchType);
   if (roots && exponent == 0.5)
-    return sqrt(b, x);
+    return unaryMath<math::SqrtOp>(b, x);
   if (roots && exponent == -0.5)
-    return rsqrt(b, x);
+    return unaryMath<math::RsqrtOp>(b, x);
   if (exponent != std::trunc(exponent) || std::abs(exponent) > 8)
     return lowering::pow(b, x, constant(b, type, exponent));
   if (exponent == 0)
@@ -391,9 +378,11 @@ static SmallVector<Value> lowerGelu(ImplicitLocOpBuilder &b, Operation *op,
       [&](ImplicitLocOpBuilder &nb, ArrayRef<Value> args) {
         Value x = args[0];
         Type type = x.getType();
-        Value t = approximate
-                      ? tanh(nb, geluTanhInner(nb, x))
-                      : erf(nb, mul(nb, x, constant(nb, type, kSqrtHalf)));
+        Value t =
+            approximate
+                ? unaryMath<math::TanhOp>(nb, geluTanhInner(nb, x))
+                : unaryMath<math::ErfOp>(
+                      nb, mul(nb, x, constant(nb, type, kSqrtHalf)));
         Value half = mul(nb, constant(nb, type, 0.5), x);
         return mul(nb, half, add(nb, constant(nb, type, 1.0), t));
       })};
@@ -410,14 +399,16 @@ static SmallVector<Value> lowerGeluBackward(ImplicitLocOpBuilder &b,
         Type type = x.getType();
         Value one = constant(nb, type, 1.0), half = constant(nb, type, 0.5);
         if (!approximate) {
-          Value erfTerm = erf(nb, mul(nb, x, constant(nb, type, kSqrtHalf)));
+          Value erfTerm = unaryMath<math::ErfOp>(
+              nb, mul(nb, x, constant(nb, type, kSqrtHalf)));
           Value cdf = mul(nb, half, add(nb, one, erfTerm));
-          Value gauss = exp(nb, mul(nb, neg(nb, half), mul(nb, x, x)));
+          Value gauss = unaryMath<math::ExpOp>(
+              nb, mul(nb, neg(nb, half), mul(nb, x, x)));
           Value pdf = mul(nb, constant(nb, type, kInvSqrtTwoPi), gauss);
           return mul(nb, grad, add(nb, cdf, mul(nb, x, pdf)));
         }
         // d/dx 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + k x^3).
-        Value t = tanh(nb, geluTanhInner(nb, x));
+        Value t = unaryMath<math::TanhOp>(nb, geluTanhInner(nb, x));
         Value left = mul(nb, half, x);
         Value leftDerivative = mul(nb, half, add(nb, one, t));
         Value du = mul(nb, constant(nb, type, kSqrtTwoOverPi),
@@ -671,13 +662,13 @@ void lowering::addElementwiseLowerings(LoweringTable &table) {
   add("neg", checkNumericResult, lowerUnary<neg>);
   add("abs", checkSignedResult, lowerUnary<abs>);
   add("relu", checkSignedResult, lowerUnary<relu>);
-  add("exp", checkFloatResult, lowerUnary<exp>);
-  add("log", checkFloatResult, lowerUnary<log>);
-  add("sqrt", checkFloatResult, lowerUnary<sqrt>);
-  add("rsqrt", checkFloatResult, lowerUnary<rsqrt>);
+  add("exp", checkFloatResult, lowerUnary<unaryMath<math::ExpOp>>);
+  add("log", checkFloatResult, lowerUnary<unaryMath<math::LogOp>>);
+  add("sqrt", checkFloatResult, lowerUnary<unaryMath<math::SqrtOp>>);
+  add("rsqrt", checkFloatResult, lowerUnary<unaryMath<math::RsqrtOp>>);
   add("reciprocal", checkFloatResult, lowerUnary<reciprocal>);
-  add("tanh", checkFloatResult, lowerUnary<tanh>);
-  add("erf", checkFloatResult, lowerUnary<erf>);
+  add("tanh", checkFloatResult, lowerUnary<unaryMath<math::TanhOp>>);
+  add("erf", checkFloatResult, lowerUnary<unaryMath<math::ErfOp>>);
   add("sigmoid", checkFloatResult, lowerUnary<sigmoid>);
   add("pow.Tensor_Scalar", checkFloatResult, lowerPowScalar);
   add("pow.Tensor_Tensor", checkFloatResult, lowerPowTensor);

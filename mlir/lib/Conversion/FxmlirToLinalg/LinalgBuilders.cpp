@@ -124,15 +124,12 @@ Value lowering::buildReduction(ImplicitLocOpBuilder &b, ValueRange inputs,
   return keepDims ? keepReducedDims(b, result, dims, rank) : result;
 }
 
-/// The reassociation between a rank-`rank` space with `dims` of size 1 and
-/// the same space without them: each reduced dim joins the group of the kept
-/// dim before it (leading reduced dims join the first group).
-static SmallVector<ReassociationIndices>
-reducedDimGroups(ArrayRef<int64_t> dims, int64_t rank) {
+SmallVector<ReassociationIndices>
+lowering::groupDims(int64_t rank, llvm::function_ref<bool(int64_t)> dropped) {
   SmallVector<ReassociationIndices> groups;
   ReassociationIndices leading;
   for (int64_t d = 0; d < rank; ++d) {
-    if (!llvm::is_contained(dims, d))
+    if (!dropped(d))
       groups.push_back({d});
     else if (groups.empty())
       leading.push_back(d);
@@ -143,6 +140,14 @@ reducedDimGroups(ArrayRef<int64_t> dims, int64_t rank) {
     groups.front().insert(groups.front().begin(), leading.begin(),
                           leading.end());
   return groups;
+}
+
+/// The reassociation between a rank-`rank` space with `dims` of size 1 and
+/// the same space without them.
+static SmallVector<ReassociationIndices>
+reducedDimGroups(ArrayRef<int64_t> dims, int64_t rank) {
+  return lowering::groupDims(
+      rank, [&](int64_t d) { return llvm::is_contained(dims, d); });
 }
 
 Value lowering::keepReducedDims(ImplicitLocOpBuilder &b, Value reduced,

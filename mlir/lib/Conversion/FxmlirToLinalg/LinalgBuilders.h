@@ -11,6 +11,7 @@
 
 #include "fxmlir/Support/MLIR.h"
 
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -40,6 +41,12 @@ Value buildElementwise(ImplicitLocOpBuilder &b, ValueRange inputs,
 Value buildReduction(ImplicitLocOpBuilder &b, ValueRange inputs,
                      ArrayRef<int64_t> dims, bool keepDims, Value init,
                      ElementFn map, CombineFn combine);
+
+/// The reassociation that drops the dims of a rank-`rank` space for which
+/// `dropped(d)` holds: each joins the group of the kept dim before it (leading
+/// ones join the first group). One group per kept dim; none when all drop.
+SmallVector<ReassociationIndices>
+groupDims(int64_t rank, llvm::function_ref<bool(int64_t)> dropped);
 
 /// `reduced` (the result of a reduction of a rank-`rank` space over `dims`)
 /// with the reduced dims put back as size 1.

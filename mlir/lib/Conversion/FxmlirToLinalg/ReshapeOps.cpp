@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinalgBuilders.h"
 #include "OpLowerings.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -29,20 +30,8 @@ static SmallVector<int64_t> coreSizes(ArrayRef<int64_t> shape) {
 /// dims are unit dims.
 static SmallVector<ReassociationIndices>
 unitDimGroups(ArrayRef<int64_t> shape) {
-  SmallVector<ReassociationIndices> groups;
-  ReassociationIndices leading;
-  for (int64_t d = 0, e = shape.size(); d < e; ++d) {
-    if (!isUnit(shape[d]))
-      groups.push_back({d});
-    else if (groups.empty())
-      leading.push_back(d);
-    else
-      groups.back().push_back(d);
-  }
-  if (!groups.empty())
-    groups.front().insert(groups.front().begin(), leading.begin(),
-                          leading.end());
-  return groups;
+  return lowering::groupDims(shape.size(),
+                             [&](int64_t d) { return isUnit(shape[d]); });
 }
 
 /// Whether two lists of core sizes name the same dims. A dynamic size
