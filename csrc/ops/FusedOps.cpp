@@ -134,7 +134,4 @@ kernels::BiasBroadcast biasBroadcast(const at::Tensor &x, int64_t axis) {
 } // namespace fxmlir::ops
 
 // mlir_jit registers with its kernels, in libfxmlir_jit_ops (csrc/runtime).
-#define FXMLIR_REGISTER_FAMILY_Jit 0
-#define FXMLIR_REGISTER_SCHEMAS
-#define FXMLIR_REGISTER_Meta
 #include "FusedOpsRegistration.inc"

@@ -7,7 +7,4 @@
 
 #include "LauncherCPU.h"
 
-#define FXMLIR_REGISTER_FAMILY_DEFAULT 0
-#define FXMLIR_REGISTER_FAMILY_Bias 1
-#define FXMLIR_REGISTER_CPU
-#include "FusedOpsRegistration.inc"
+#include "FusedOpsCPUBiasRegistration.inc"

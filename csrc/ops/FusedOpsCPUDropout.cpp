@@ -8,7 +8,4 @@
 
 #include "LauncherCPU.h"
 
-#define FXMLIR_REGISTER_FAMILY_DEFAULT 0
-#define FXMLIR_REGISTER_FAMILY_Dropout 1
-#define FXMLIR_REGISTER_CPU
-#include "FusedOpsRegistration.inc"
+#include "FusedOpsCPUDropoutRegistration.inc"

@@ -141,8 +141,7 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
 } // namespace
 } // namespace fxmlir::runtime
 
-// The kernels the generated registration (csrc/ops/FusedOpsRegistration.inc)
-// names.
+// The kernels the generated MlirJitRegistration.inc names.
 template <>
 std::vector<at::Tensor> fxmlir::ops::mlirJit<fxmlir::ops::Device::Meta>(
     c10::string_view module, c10::string_view function, at::TensorList inputs) {
@@ -157,9 +156,4 @@ std::vector<at::Tensor> fxmlir::ops::mlirJit<fxmlir::ops::Device::CPU>(
 
 // mlir_jit's schema and Meta and CPU kernels (CUDA: MlirJitCUDA.cu): this
 // library, which needs the compiler, registers the Jit family alone.
-#define FXMLIR_REGISTER_FAMILY_DEFAULT 0
-#define FXMLIR_REGISTER_FAMILY_Jit 1
-#define FXMLIR_REGISTER_SCHEMAS
-#define FXMLIR_REGISTER_Meta
-#define FXMLIR_REGISTER_CPU
-#include "../ops/FusedOpsRegistration.inc"
+#include "MlirJitRegistration.inc"

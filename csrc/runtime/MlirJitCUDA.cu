@@ -192,7 +192,4 @@ std::vector<at::Tensor> fxmlir::ops::mlirJit<fxmlir::ops::Device::CUDA>(
   return runtime::mlirJitCuda(module, function, inputs);
 }
 
-#define FXMLIR_REGISTER_FAMILY_DEFAULT 0
-#define FXMLIR_REGISTER_FAMILY_Jit 1
-#define FXMLIR_REGISTER_CUDA
-#include "../ops/FusedOpsRegistration.inc"
+#include "MlirJitCUDARegistration.inc"

@@ -3,11 +3,12 @@
 From this table tools/gen_ops.py generates the ops' MLIR definitions
 (FusedOps.td: operands and attributes by the same rule as the ATen ops,
 python/fxmlir/schema.py, plus the verifier hook of their family) and their
-torch registrations (csrc/ops/FusedOpsRegistration.inc: the schemas and which
-kernel serves each device); python/fxmlir/ops.py reads it to register the
-autograd formulas. A new fused op is a row here, its element function
-(csrc/kernels/common), its glue (csrc/ops/FusedOps.h), a pattern and, if it
-can appear before autodiff, a backward formula in ops.py.
+torch registrations (the schemas and which kernel serves each device, each
+in the translation unit registration_unit() names); python/fxmlir/ops.py
+reads it to register the autograd formulas. A new fused op is a row here,
+its element function (csrc/kernels/common), its glue (csrc/ops/FusedOps.h),
+a pattern and, if it can appear before autodiff, a backward formula in
+ops.py.
 
 ACTIVATIONS is the one table of the activations the bias ops apply: a new
 activation is a row there, its element function (value and gradient, in
@@ -126,6 +127,35 @@ class Family(enum.Enum):
     # or none or empty ([0]: not returned); the loss and the rows'
     # log-sum-exp `lse` [M] are float32.
     LINEAR_LOSS = "LinearLoss"
+
+
+# Which translation unit registers each part of a family: its torch schemas,
+# its Meta kernels and each device's kernels. tools/gen_ops.py writes every
+# unit its own registration file (<unit>Registration.inc beside it), which
+# the unit includes. A part not named in FAMILY_UNITS goes to its default
+# unit. The CPU kernels of the bias and dropout families (every activation
+# and dtype instantiated) compile in units of their own, in parallel; the
+# JIT family lives with the compiler, in libfxmlir_jit_ops (csrc/runtime).
+DEFAULT_UNITS = {
+    "schemas": "csrc/ops/FusedOps.cpp",
+    "Meta": "csrc/ops/FusedOps.cpp",
+    "CPU": "csrc/ops/FusedOpsCPU.cpp",
+    "CUDA": "csrc/ops/cuda/FusedOpsCUDA.cu",
+}
+FAMILY_UNITS = {
+    (Family.BIAS, "CPU"): "csrc/ops/FusedOpsCPUBias.cpp",
+    (Family.DROPOUT, "CPU"): "csrc/ops/FusedOpsCPUDropout.cpp",
+    (Family.JIT, "schemas"): "csrc/runtime/MlirJit.cpp",
+    (Family.JIT, "Meta"): "csrc/runtime/MlirJit.cpp",
+    (Family.JIT, "CPU"): "csrc/runtime/MlirJit.cpp",
+    (Family.JIT, "CUDA"): "csrc/runtime/MlirJitCUDA.cu",
+}
+
+
+def registration_unit(family: Family, part: str) -> str:
+    """The unit that registers `part` ("schemas", "Meta", "CPU", "CUDA") of
+    `family`."""
+    return FAMILY_UNITS.get((family, part), DEFAULT_UNITS[part])
 
 
 @dataclass(frozen=True)

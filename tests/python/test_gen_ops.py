@@ -270,6 +270,7 @@ def test_verify_rules_by_op_family() -> None:
 
 
 def test_fused_ops_table_is_what_torch_and_the_dialect_register() -> None:
+    import fxmlir.jit_ops  # noqa: F401  (loads mlir_jit's library)
     import fxmlir.ops  # noqa: F401  (loads the op library)
     from fxmlir import _C
     from fxmlir.fused_ops import FUSED_OPS
@@ -304,16 +305,45 @@ def test_fused_op_definitions_follow_the_schema_rule() -> None:
     mask = gen.fused_op_def(by_name()["random_mask_like"])
     assert "[]>" in mask.splitlines()[0]  # nondeterministic: not Pure
     assert "OptionalAttr<BoolAttr>:$eager_random" in mask  # bool?: absent is None
-    registration = gen.registration()
+    files = gen.registrations()
+    schemas = files[Path("csrc/ops/FusedOpsRegistration.inc")]
     assert 'm.def("random_mask_like(Tensor like, float p, bool? eager_random=None) -> Tensor", ' \
-           '{at::Tag::nondeterministic_seeded});' in registration
-    assert "TORCH_FN(fusedBiasAct<Device::CUDA>)" in registration
+           '{at::Tag::nondeterministic_seeded});' in schemas
+    cuda = files[Path("csrc/ops/cuda/FusedOpsCUDARegistration.inc")]
+    assert "TORCH_FN(fusedBiasAct<Device::CUDA>)" in cuda
+
+
+def test_each_registration_in_one_unit_that_includes_it() -> None:
+    # The table decides which unit registers what: every op's schema, Meta
+    # kernel and device kernels appear in exactly one generated file, and
+    # that file's unit includes it with no FXMLIR_REGISTER_* switches.
+    from fxmlir.fused_ops import FUSED_OPS
+
+    files = gen.registrations()
+    seen: dict[str, int] = {}
+    for path, text in files.items():
+        for line in text.splitlines():
+            if line.startswith("TORCH_LIBRARY_IMPL(fxmlir, "):
+                part = line.split(", ")[1]
+            elif line.startswith("TORCH_LIBRARY_FRAGMENT("):
+                part = "schemas"
+            elif line.startswith(("  m.def(", "  m.impl(")):
+                name = line.split('"')[1].split("(")[0]
+                seen[f"{part} {name}"] = seen.get(f"{part} {name}", 0) + 1
+        stem = ROOT / path.parent / path.name.removesuffix("Registration.inc")
+        unit = next(u for u in (stem.with_suffix(".cpp"), stem.with_suffix(".cu")) if u.exists())
+        source = unit.read_text()
+        assert f'#include "{path.name}"' in source, unit
+        assert "FXMLIR_REGISTER" not in source, unit
+    expected = {f"{part} {op.name}" for op in FUSED_OPS
+                for part in ("schemas", "Meta", *op.devices)}
+    assert seen == dict.fromkeys(expected, 1)
 
 
 def test_unchanged_files_keep_their_time_stamps(tmp_path: Path) -> None:
     # Rewriting FusedOpsRegistration.inc as it was cost a 7-minute rebuild.
     assert gen.main(["--root", str(tmp_path)]) == 0
-    target = tmp_path / gen.REGISTRATION
+    target = tmp_path / "csrc/ops/FusedOpsRegistration.inc"
     os.utime(target, (1, 1))
     assert gen.main(["--root", str(tmp_path)]) == 0
     assert target.stat().st_mtime == 1

@@ -214,6 +214,4 @@ template <> struct Launcher<Device::CUDA> {
 
 } // namespace fxmlir::ops
 
-#define FXMLIR_REGISTER_FAMILY_Jit 0 // csrc/runtime
-#define FXMLIR_REGISTER_CUDA
-#include "../FusedOpsRegistration.inc"
+#include "FusedOpsCUDARegistration.inc"
