@@ -2,9 +2,10 @@
 
 The layers of mlir/lib, top first: the C++ API (Core) uses the JIT, which
 compiles with the passes that Registration registers: the graph passes
-(Transforms), which outline into JIT regions what the lowerings
-(Conversion) can lower, all over the dialect (Dialect). A unit may call its own layer and the layers below it,
-never one above: a call upward would tie the layers into a circle, so that
+(Transforms), which outline into JIT regions what the code generator
+(Codegen: fxmlir to linalg, then CPU and GPU lowerings) can lower, all over
+the dialect (Dialect). A unit may call its own layer and the layers below
+it, never one above: a call upward would tie the layers into a circle, so that
 none could be built, tested or read without the others.
 
 What a unit calls is read from the object files of a build (`nm`), so a
@@ -23,7 +24,7 @@ import subprocess
 import sys
 
 # Top first; a layer may call the layers after it.
-LAYERS = ["Core", "JIT", "Registration", "Transforms", "Conversion", "Dialect"]
+LAYERS = ["Core", "JIT", "Registration", "Transforms", "Codegen", "Dialect"]
 
 # nm's letters for a definition another object can link to (text, data,
 # read-only data, bss); weak definitions (inline functions, templates) are

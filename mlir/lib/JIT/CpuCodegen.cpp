@@ -4,7 +4,7 @@
 
 #include "../Support/Diagnostics.h"
 
-#include "fxmlir/Conversion/Passes.h"
+#include "fxmlir/Codegen/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Pass/PassManager.h"

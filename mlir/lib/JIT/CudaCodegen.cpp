@@ -5,7 +5,7 @@
 
 #include "../Support/Diagnostics.h"
 
-#include "fxmlir/Conversion/Passes.h"
+#include "fxmlir/Codegen/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/PassManager.h"

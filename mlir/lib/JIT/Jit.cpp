@@ -18,7 +18,7 @@
 
 #include "../Support/Diagnostics.h"
 
-#include "fxmlir/Conversion/Passes.h"
+#include "fxmlir/Codegen/Passes.h"
 #include "fxmlir/Registration/InitAll.h"
 
 #include "mlir/IR/MLIRContext.h"

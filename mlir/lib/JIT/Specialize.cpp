@@ -11,8 +11,8 @@
 
 #include "../Support/Diagnostics.h"
 
-#include "fxmlir/Conversion/FxmlirToLinalg.h"
-#include "fxmlir/Conversion/Passes.h"
+#include "fxmlir/Codegen/FxmlirToLinalg.h"
+#include "fxmlir/Codegen/Passes.h"
 #include "fxmlir/Dialect/FxmlirDialect.h"
 
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"

@@ -2,7 +2,7 @@
 
 #include "fxmlir/Registration/InitAll.h"
 
-#include "fxmlir/Conversion/Passes.h"
+#include "fxmlir/Codegen/Passes.h"
 #include "fxmlir/Dialect/FxmlirDialect.h"
 #include "fxmlir/Transforms/Passes.h"
 
@@ -30,7 +30,7 @@ void fxmlir::registerAllPasses() {
   std::call_once(once, [] {
     mlir::registerTransformsPasses();
     registerFxmlirPasses();
-    registerFxmlirConversionPasses();
+    registerFxmlirCodegenPasses();
     registerJitPipelines();
     registerPipelines();
   });

@@ -10,7 +10,7 @@
 
 #include "RegionCost.h"
 
-#include "fxmlir/Conversion/FxmlirToLinalg.h"
+#include "fxmlir/Codegen/FxmlirToLinalg.h"
 #include "fxmlir/Transforms/Passes.h"
 #include "fxmlir/Dialect/FxmlirDialect.h"
 

@@ -2,7 +2,7 @@
 
 #include "RegionCost.h"
 
-#include "fxmlir/Conversion/FxmlirToLinalg.h"
+#include "fxmlir/Codegen/FxmlirToLinalg.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/SetVector.h"

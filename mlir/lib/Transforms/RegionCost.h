@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FXMLIR_CONVERSION_REGIONCOST_H
-#define FXMLIR_CONVERSION_REGIONCOST_H
+#ifndef FXMLIR_LIB_TRANSFORMS_REGIONCOST_H
+#define FXMLIR_LIB_TRANSFORMS_REGIONCOST_H
 
 #include "fxmlir/Support/MLIR.h"
 
@@ -31,4 +31,4 @@ RegionCost estimateRegionCost(ArrayRef<Operation *> region);
 
 } // namespace fxmlir
 
-#endif // FXMLIR_CONVERSION_REGIONCOST_H
+#endif // FXMLIR_LIB_TRANSFORMS_REGIONCOST_H

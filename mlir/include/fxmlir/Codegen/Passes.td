@@ -1,0 +1,251 @@
+//===- Passes.td - JIT region passes -----------------------*- tablegen -*-===//
+//
+// The passes that turn the functions fxmlir-outline-jit-regions outlined
+// (Transforms/) into JIT-compiled code: lowering them to linalg, and the
+// steps of the CPU and CUDA pipelines that upstream MLIR has no pass for. The
+// pipelines that chain them are registered in lib/Codegen/Pipelines.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FXMLIR_CODEGEN_PASSES_TD
+#define FXMLIR_CODEGEN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertFxmlirToLinalg : Pass<"fxmlir-convert-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Lower the fxmlir ops of JIT functions to linalg on tensors";
+  let description = [{
+    Rewrites every function of the module (outlined JIT regions) into
+    `linalg.generic` ops on builtin tensors without device encodings or
+    signedness. Shapes are recomputed from the function's argument types with
+    torch broadcasting (size-1 dims broadcast, `?` dims are assumed equal to
+    the dims they meet), so a caller may specialize or generalize the
+    arguments first. f16/bf16 math runs in f32 and is rounded where torch
+    rounds: after every op, and once at the end of softmax/layer norm.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"];
+}
+
+def FuseElementwise : Pass<"fxmlir-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuse elementwise linalg ops, recomputing small producers with several users";
+  let description = [{
+    Upstream elementwise fusion, except that an elementwise producer with
+    several users is fused into each of them when the fused body stays small
+    (`max-recompute-ops`, so that recomputation grows code linearly) and the
+    producer has no `math` op: recomputing a few arithmetic
+    ops is cheaper than a temporary buffer the size of the tensor, while
+    recomputing exp or tanh is not (softmax's exp(x - max), which feeds both
+    its sum and its result, stays one). A producer its consumer reads through a
+    broadcast (a per-row statistic such as layer norm's rstd) is not fused:
+    it would be recomputed for every element of the row.
+
+    An elementwise op reading a concatenation (`tensor.concat`) is computed
+    per piece on slices of its other operands, and its results concatenated
+    (SplitAtConcat.cpp); a slice of an elementwise producer is computed on
+    slices of its operands when the producer could be recomputed. So
+    concatenations move towards the results, each piece fuses with what it
+    reads, and no element is read at a computed index. The concatenations
+    left become writes of each piece into its slice of the result.
+
+    A producer whose other users all come after the consumer (a function
+    result) is fused too, its value yielded by the fused op: nothing is
+    recomputed. Last, elementwise ops over the same elements that read a
+    common operand (siblings, FuseSiblings.cpp) become one op with all their
+    results: one loop nest reading the shared operand once.
+  }];
+  let options = [
+    Option<"maxRecomputeOps", "max-recompute-ops", "unsigned", /*default=*/"24",
+           "Largest body (in ops) a consumer may reach by recomputing a producer "
+           "that has several users">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def OutputsToParams : Pass<"fxmlir-outputs-to-params", "::mlir::func::FuncOp"> {
+  let summary = "Make each function result a destination argument written in place";
+  let description = [{
+    Appends one tensor argument per result and makes the op producing the
+    result write into it (or copies into it), so that after one-shot
+    bufferization the caller passes the output buffers and no result is
+    copied. Results are kept (bufferization drops them as equivalent to the
+    new arguments).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def StridedCopiesToLinalg : Pass<"fxmlir-strided-copies-to-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Copies between non-contiguous buffers as linalg.copy";
+  let description = [{
+    Bufferization copies a value it cannot compute in place (a piece of a
+    concatenation written twice) with `memref.copy`. Between contiguous
+    buffers that is one memcpy; between slices it would be a call of MLIR's
+    C runner library (`memrefCopy`), which the JIT does not link, or an
+    invalid contiguous `gpu.memcpy` on the device. Those become `linalg.copy`,
+    lowered to loops or kernels like any other linalg op.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def ApproximateMath : Pass<"fxmlir-approximate-math"> {
+  let summary = "Replace f32 transcendental math ops by polynomial approximations";
+  let description = [{
+    exp, log, tanh, erf, ... become arithmetic that vectorizes on CPUs and
+    needs no libdevice on NVIDIA GPUs; f16/bf16 math is first widened to f32.
+    f64 math is left to libm (CPU). `math.powf` and friends are expanded
+    first so that they reach approximated ops.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def TileParallelLoops : Pass<"fxmlir-tile-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "Tile outermost scf.parallel loops into blocks of threads along their last dim";
+  let description = [{
+    Tiles the last dim of each outermost `scf.parallel` by `block-size` and
+    the others by 1 (no min/max bounds: threads past the end are masked by
+    the loop's own bound check), so that `gpu-map-parallel-loops` maps
+    consecutive threads to consecutive elements and memory accesses coalesce.
+    Upstream `scf-parallel-loop-tiling` takes one list of sizes for loops of
+    every rank.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block along the last dim">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def MathToLLVMIntrinsics : Pass<"fxmlir-math-to-llvm-intrinsics"> {
+  let summary = "Call the LLVM intrinsics of math ops that GPUs implement natively";
+  let description = [{
+    `math.sqrt`, `floor`, `ceil`, `absf`, `fma`, `copysign` and
+    `arith.maxnumf`/`minnumf` become `llvm.call_intrinsic` of `llvm.sqrt`,
+    `llvm.floor`, ..., `llvm.maxnum`, which the NVPTX
+    backend emits as single instructions. Run before `convert-gpu-to-nvvm`,
+    which would otherwise call libdevice (`__nv_sqrtf`, ...) for them, and
+    rejects the `llvm.intr.*` ops `convert-math-to-llvm` makes. Together with
+    `fxmlir-approximate-math`, kernels need no libdevice.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def ExpandBF16Conversions : Pass<"fxmlir-expand-bf16-conversions"> {
+  let summary = "Expand f32 <-> bf16 conversions into integer ops";
+  let description = [{
+    `arith.truncf` to bf16 (rounding to nearest even, NaN kept) and
+    `arith.extf` from bf16 become bit operations, so that CPUs without
+    AVX512-BF16 need no compiler-rt `__truncsfbf2` at run time. Conversions
+    between f16/bf16 and f64 or integers go through f32 first, as
+    c10::Half and c10::BFloat16 convert (no `__truncdfbf2`,
+    `__truncdfhf2`). A select of f16/bf16 values selects their bits (x86
+    has no 16-bit float select: LLVM would promote it through f32 and call
+    `__truncsfbf2` to come back). Unlike
+    `arith-expand{include-bf16}`, min/max ops stay as they are: expanded into
+    compares and selects, LLVM no longer vectorizes them as reductions.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def GpuReductionsInnermost : Pass<"fxmlir-gpu-reductions-innermost", "::mlir::func::FuncOp"> {
+  let summary = "Put a linalg.generic's reduction loops inside its parallel ones";
+  let description = [{
+    Interchanges the loops of every `linalg.generic` whose reduction loops
+    are not innermost (a sum over rows: a bias or LayerNorm weight gradient)
+    so that its parallel loops come first, each group in its order. The
+    parallel-loop mapping keeps loop order: an outer reduction loop stayed
+    on the host, launching a kernel per reduced index. Innermost, one kernel
+    computes every output; a single reduction loop is then a row reduction
+    for `fxmlir-gpu-row-reductions` (a block per output).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def GpuRowReductions : Pass<"fxmlir-gpu-row-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Map reductions over the last dim to one GPU block per row";
+  let description = [{
+    A `linalg.generic` on buffers that reduces its last loop dim (the row)
+    with one combining op (add, mul, max/min in their float and signed
+    flavors) becomes a `gpu.launch` with one block per row: each thread
+    folds a strided part of the row, `gpu.all_reduce` (warp shuffles, then
+    shared memory) combines the threads, and thread 0 folds the result into
+    the output. A block has as many whole warps as the row needs, at most
+    `block-size` threads (a row of 16 takes one warp). Reads are coalesced,
+    where the parallel-loop mapping would give each row to one thread.
+    Other linalg ops are left for that mapping.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Most threads per row">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def GpuVectorizeElementwise : Pass<"fxmlir-gpu-vectorize-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Map elementwise linalg ops to GPU threads of several elements with 16-byte accesses";
+  let description = [{
+    A `linalg.generic` on buffers whose loops are all parallel and whose
+    operands are indexed by loop dims and constants becomes a `gpu.launch`
+    (kernel `<function>_elementwise`) in which each thread computes `width`
+    consecutive elements of the last dim: 16 bytes of the widest element
+    type among the operands read or written contiguously along that dim
+    (4 x f32, 8 x bf16, 2 x f64). Those operands (identity layout, last
+    index the last loop dim, not i1) are read and written with
+    `vector.load`/`vector.store` aligned to their width; the others are read
+    once per thread (broadcast along the last dim) or element by element.
+    The body is cloned once per element on scalars, so that results are
+    those of one element per thread, bit for bit.
+
+    The vector accesses are only taken when the last dim is a multiple of
+    `width` and every vector operand's data pointer is aligned to its width:
+    the kernel checks both (uniformly for the whole grid; a static size
+    folds the check) and otherwise runs a scalar loop over the thread's
+    elements. Views of torch tensors start anywhere, so the pointer check
+    is what makes the vector path safe. A static last dim that `width` does
+    not divide is left to the one-element-per-thread mapping.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def GpuLowerAllReduce : Pass<"fxmlir-gpu-lower-all-reduce", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower gpu.all_reduce in kernels to shuffles and shared memory";
+  let description = [{
+    Upstream's all-reduce rewrite, run before the kernels' math is made
+    NVPTX-native (`fxmlir-math-to-llvm-intrinsics`): the combining ops it
+    creates (`arith.maxnumf`, ...) must go through that pass too.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::cf::ControlFlowDialect"];
+}
+
+def GpuDeviceBuffers : Pass<"fxmlir-gpu-device-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Put the host function's temporary buffers in device memory";
+  let description = [{
+    Bufferization allocates a kernel's temporaries (row statistics, ...) with
+    `memref.alloc` in the host function, and copies between them with
+    `memref.copy`: host memory and host loops, which kernels cannot use.
+    This pass, run on the host functions after kernel outlining, makes them
+    `gpu.alloc`, `gpu.dealloc` and `gpu.memcpy`, each in the async form that
+    `gpu-to-llvm` lowers to the `mgpu*` runtime (its own `gpu.wait async`
+    token, waited for right after: the runtime orders everything on one
+    stream). Any other host op reading or writing memory fails the pass:
+    the host cannot touch device buffers.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+#endif // FXMLIR_CODEGEN_PASSES_TD

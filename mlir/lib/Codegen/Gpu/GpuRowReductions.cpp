@@ -1,0 +1,199 @@
+//===- GpuRowReductions.cpp - one GPU block per reduced row ---------------===//
+
+#include "LoopIndices.h"
+
+#include "fxmlir/Codegen/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace fxmlir {
+#define GEN_PASS_DEF_GPUROWREDUCTIONS
+#include "fxmlir/Codegen/Passes.h.inc"
+} // namespace fxmlir
+
+using namespace mlir;
+using namespace fxmlir;
+
+namespace {
+/// How a reduction body folds an element into its accumulator.
+struct Combiner {
+  Operation *op;
+  gpu::AllReduceOperation kind;
+  /// The value combine(x, identity) leaves x unchanged with.
+  TypedAttr identity;
+};
+} // namespace
+
+/// The combining op of a body yielding `combine(f(inputs), acc)` where the
+/// accumulator `acc` is used by that op only.
+static std::optional<Combiner> findCombiner(linalg::GenericOp generic) {
+  Block *body = generic.getBody();
+  BlockArgument acc = body->getArguments().back();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  Operation *op = yield.getOperand(0).getDefiningOp();
+  if (!op || op->getNumOperands() != 2 || !acc.hasOneUse() ||
+      !llvm::is_contained(op->getOperands(), Value(acc)))
+    return std::nullopt;
+  Type type = acc.getType();
+  Builder b(op->getContext());
+  auto floatType = dyn_cast<FloatType>(type);
+  auto infinity = [&](bool negative) -> TypedAttr {
+    return b.getFloatAttr(
+        type, APFloat::getInf(floatType.getFloatSemantics(), negative));
+  };
+  auto intLimit = [&](bool minimum) -> TypedAttr {
+    unsigned width = type.getIntOrFloatBitWidth();
+    return b.getIntegerAttr(type, minimum ? APInt::getSignedMinValue(width)
+                                          : APInt::getSignedMaxValue(width));
+  };
+  using Kind = gpu::AllReduceOperation;
+  if (isa<arith::AddFOp, arith::AddIOp>(op))
+    return Combiner{op, Kind::ADD, cast<TypedAttr>(b.getZeroAttr(type))};
+  if (isa<arith::MulFOp>(op))
+    return Combiner{op, Kind::MUL, b.getFloatAttr(type, 1.0)};
+  if (isa<arith::MaxNumFOp>(op))
+    return Combiner{op, Kind::MAXNUMF, infinity(true)};
+  if (isa<arith::MaximumFOp>(op))
+    return Combiner{op, Kind::MAXIMUMF, infinity(true)};
+  if (isa<arith::MinNumFOp>(op))
+    return Combiner{op, Kind::MINNUMF, infinity(false)};
+  if (isa<arith::MinimumFOp>(op))
+    return Combiner{op, Kind::MINIMUMF, infinity(false)};
+  if (isa<arith::MaxSIOp>(op))
+    return Combiner{op, Kind::MAXSI, intLimit(true)};
+  if (isa<arith::MinSIOp>(op))
+    return Combiner{op, Kind::MINSI, intLimit(false)};
+  return std::nullopt;
+}
+
+/// A reduction of the last loop dim into one output indexed by the other
+/// loop dims in order, reading its inputs through dims and constants.
+static bool isRowReduction(linalg::GenericOp generic) {
+  if (!generic.hasPureBufferSemantics() || generic.getNumDpsInits() != 1)
+    return false;
+  SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
+  int64_t rows = iterators.size() - 1;
+  if (rows < 0 || iterators.back() != utils::IteratorType::reduction ||
+      llvm::is_contained(ArrayRef(iterators).drop_back(),
+                         utils::IteratorType::reduction))
+    return false;
+  AffineMap rowIndices =
+      AffineMap::getMultiDimIdentityMap(rows + 1, generic.getContext())
+          .getMajorSubMap(rows);
+  if (generic.getIndexingMapsArray().back() != rowIndices)
+    return false;
+  for (AffineMap map : generic.getIndexingMapsArray())
+    for (AffineExpr expr : map.getResults())
+      if (!isa<AffineDimExpr, AffineConstantExpr>(expr))
+        return false;
+  return true;
+}
+
+static void mapToBlocks(linalg::GenericOp generic, const Combiner &combiner,
+                        int64_t blockSize) {
+  OpBuilder b(generic);
+  Location loc = generic.getLoc();
+  SmallVector<Value> sizes;
+  auto linalgOp = cast<linalg::LinalgOp>(generic.getOperation());
+  for (Range range : linalgOp.createLoopRanges(b, loc))
+    sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
+  Value rowLength = sizes.pop_back_val();
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value rows = one;
+  for (Value size : sizes)
+    rows = arith::MulIOp::create(b, loc, rows, size);
+  // Whole warps, no more than the row needs: a row of 16 takes one warp,
+  // not `blockSize` threads that mostly idle through the shuffles.
+  constexpr int64_t kWarp = 32;
+  Value warp = arith::ConstantIndexOp::create(b, loc, kWarp);
+  Value warps = b.createOrFold<arith::CeilDivUIOp>(
+      loc, b.createOrFold<arith::MaxUIOp>(loc, rowLength, one), warp);
+  Value threads = b.createOrFold<arith::MinUIOp>(
+      loc, b.createOrFold<arith::MulIOp>(loc, warps, warp),
+      arith::ConstantIndexOp::create(b, loc, blockSize));
+  auto launch =
+      gpu::LaunchOp::create(b, loc, rows, one, one, threads, one, one);
+  auto function = generic->getParentOfType<func::FuncOp>();
+  launch.setFunctionAttr(FlatSymbolRefAttr::get(
+      b.getContext(), (function.getSymName() + "_row_reduction").str()));
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value thread = launch.getThreadIds().x;
+  // The row's indices, row-major from the block id.
+  SmallVector<Value> loops(sizes.size());
+  Value rest = launch.getBlockIds().x;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    loops[d] = arith::RemUIOp::create(b, loc, rest, sizes[d]);
+    rest = arith::DivUIOp::create(b, loc, rest, sizes[d]);
+  }
+
+  Block *body = generic.getBody();
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  Value identity = arith::ConstantOp::create(b, loc, combiner.identity);
+  auto strided = scf::ForOp::create(
+      b, loc, thread, rowLength, threads, ValueRange{identity},
+      [&](OpBuilder &nb, Location nloc, Value column, ValueRange iter) {
+        SmallVector<Value> point = loops;
+        point.push_back(column);
+        IRMapping mapping;
+        for (OpOperand *input : generic.getDpsInputOperands()) {
+          unsigned index = input->getOperandNumber();
+          Value element = memref::LoadOp::create(
+              nb, nloc, input->get(),
+              indicesOf(nb, nloc, maps[index], point));
+          mapping.map(body->getArgument(index), element);
+        }
+        mapping.map(body->getArguments().back(), iter.front());
+        // Fused producers may read their position (nll_loss_backward's
+        // class index): linalg.index is the point's index.
+        for (Operation &op : body->without_terminator()) {
+          if (auto index = dyn_cast<linalg::IndexOp>(op))
+            mapping.map(index.getResult(), point[index.getDim()]);
+          else
+            nb.clone(op, mapping);
+        }
+        scf::YieldOp::create(
+            nb, nloc, mapping.lookup(body->getTerminator()->getOperand(0)));
+      });
+  Value total =
+      gpu::AllReduceOp::create(b, loc, strided.getResult(0),
+                               gpu::AllReduceOperationAttr::get(
+                                   b.getContext(), combiner.kind),
+                               /*uniform=*/true);
+
+  // Thread 0 folds the block's result into the output's initial value.
+  Value output = generic.getDpsInitOperand(0)->get();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, zero);
+  scf::IfOp::create(b, loc, first, [&](OpBuilder &tb, Location tloc) {
+    Value initial = memref::LoadOp::create(tb, tloc, output, loops);
+    IRMapping mapping;
+    for (Value operand : combiner.op->getOperands())
+      mapping.map(operand, operand == body->getArguments().back() ? initial
+                                                                  : total);
+    Value folded = tb.clone(*combiner.op, mapping)->getResult(0);
+    memref::StoreOp::create(tb, tloc, folded, output, loops);
+    scf::YieldOp::create(tb, tloc);
+  });
+  gpu::TerminatorOp::create(b, loc);
+  generic.erase();
+}
+
+namespace {
+struct GpuRowReductionsPass
+    : public fxmlir::impl::GpuRowReductionsBase<GpuRowReductionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::GenericOp, Combiner>> reductions;
+    getOperation().walk([&](linalg::GenericOp generic) {
+      if (!isRowReduction(generic))
+        return;
+      if (std::optional<Combiner> combiner = findCombiner(generic))
+        reductions.push_back({generic, *combiner});
+    });
+    for (auto &[generic, combiner] : reductions)
+      mapToBlocks(generic, combiner, blockSize);
+  }
+};
+} // namespace
