@@ -114,24 +114,17 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
-# A function's header; a JIT region's function is private.
-FUNCTION = re.compile(r"func\.func (private )?@(\w+)\(")
-
-
-def _unparsable(text: str, error: str) -> str:
-    """What is wrong with a text the core cannot parse, from its first error:
-    truncated when that error is at the last token (the parser ran out of
-    text inside a function), else the error itself."""
+def _unparsable(error: str) -> str:
+    """What is wrong with a text the core cannot parse, from its error: the
+    core's "truncated: ..." when it ran out of text inside a function, else
+    the first error itself."""
+    truncated = re.search(r"^truncated: .*$", error, re.MULTILINE)
+    if truncated is not None:
+        return truncated[0]
     match = re.search(r":(\d+):(\d+): error: (.*)", error)
     if match is None:
         return "not MLIR the core can parse"
-    line, column = int(match[1]), int(match[2])
-    at = sum(len(s) + 1 for s in text.split("\n")[:line - 1]) + column - 1
-    functions = FUNCTION.findall(text, 0, at)
-    if functions and len(text[at:].split()) <= 1:
-        private, name = functions[-1]
-        return f"truncated: the text ends in {'JIT region' if private else 'function'} @{name}"
-    return f"not MLIR the core can parse (line {line}:{column}: {match[3]})"
+    return f"not MLIR the core can parse (line {match[1]}:{match[2]}: {match[3]})"
 
 
 def _region(args: argparse.Namespace) -> int:
@@ -145,7 +138,7 @@ def _region(args: argparse.Namespace) -> int:
     try:
         module = _C.Context().parse(text, str(path))
     except _C.Error as e:
-        raise ValueError(f"{path}: {_unparsable(text, str(e))}") from e
+        raise ValueError(f"{path}: {_unparsable(str(e))}") from e
     regions = {region.name: region for region in module.jit_regions()}
     if args.function is None:
         print("\n".join(regions) if regions else f"{args.mlir}: no JIT region")

@@ -78,10 +78,30 @@ Module Module::parse(Context &context, const std::string &text,
       llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
   // Prints "name:line:col: error: ..." with the offending source line.
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, ctx, errorStream);
+  // Registered last, called first: notes where the first error is, then
+  // lets the handler above print it.
+  std::optional<size_t> firstError;
+  mlir::ScopedDiagnosticHandler locate(ctx, [&](mlir::Diagnostic &d) {
+    auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(d.getLocation());
+    if (d.getSeverity() == mlir::DiagnosticSeverity::Error && loc &&
+        !firstError) {
+      llvm::SMLoc at = sourceMgr.FindLocForLineAndColumn(
+          sourceMgr.getMainFileID(), loc.getLine(), loc.getColumn());
+      if (at.isValid())
+        firstError = at.getPointer() - sourceMgr.getMemoryBuffer(
+                                           sourceMgr.getMainFileID())
+                                           ->getBufferStart();
+    }
+    return mlir::failure();
+  });
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, mlir::ParserConfig(ctx));
-  if (!module)
-    throw Error("cannot parse " + bufferName + ":\n" + errors);
+  if (!module) {
+    std::optional<std::string> truncated =
+        firstError ? describeTruncation(text, *firstError) : std::nullopt;
+    throw Error("cannot parse " + bufferName + ":\n" +
+                (truncated ? *truncated + "\n" : "") + errors);
+  }
   auto impl = std::make_unique<Impl>();
   impl->context = context.impl;
   impl->module = std::move(module);

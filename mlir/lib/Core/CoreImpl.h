@@ -41,6 +41,12 @@ std::string moduleToJson(mlir::ModuleOp module);
 /// nests deeper than kMaxNestingDepth, or nothing when it does not.
 std::optional<std::string> findExcessiveNesting(llvm::StringRef text,
                                                 llvm::StringRef bufferName);
+
+/// "truncated: the text ends in JIT region @name" (or "function @name") when
+/// the parser's first error, at `errorOffset`, is at the text's last token,
+/// inside a function; nothing otherwise.
+std::optional<std::string> describeTruncation(llvm::StringRef text,
+                                              size_t errorOffset);
 } // namespace fxmlir
 
 #endif // FXMLIR_LIB_CORE_COREIMPL_H
