@@ -148,6 +148,9 @@ PYBIND11_MODULE(_C, m) {
                     "The check it failed.")
       .def_readonly("reason_location",
                     &fxmlir::Module::UnfusedSite::reasonLocation)
+      .def_readonly("reason_op", &fxmlir::Module::UnfusedSite::reasonOp,
+                    "The op the check failed at, when it is the site's op "
+                    "or produces one of its operands; else ''.")
       .def_readonly("others", &fxmlir::Module::UnfusedSite::others,
                     "The other patterns tried there: 'Pattern: reason'.");
 

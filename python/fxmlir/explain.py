@@ -4,7 +4,8 @@ Runs a script with every torch.compile routed to fxmlir. Each round trip
 also runs its stage's pipeline on a copy of the imported module with the
 core listening to the fusion passes (Module.explain_fusions): for every op a
 fusion pattern was tried on and that no pattern rewrote, it reports the
-pattern that came closest and the check that failed.
+pattern that came closest and the check that failed, in PyTorch's words
+("silu's input comes from mm, not bias_add: nothing to fuse").
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ class UnfusedSite:
     op: str
     pass_name: str
     pattern: str
-    reason: str
+    reason: str  # the pattern's check, as it reported it
     reason_node: str
     others: tuple[str, ...]
+    why: str = ""  # the reason in PyTorch's words (in_user_words)
 
 
 # The sites of the explain run in progress; None outside one.
@@ -48,6 +50,53 @@ def _readable(reason: str) -> str:
     return re.sub(r"::(?:(?:mlir|fxmlir)::)+", "", reason) or "(the pattern gave no reason)"
 
 
+def torch_name(op: str) -> str:
+    """An fxmlir op's name as PyTorch users know it: "fxmlir.aten.mm" ->
+    "mm", "fxmlir.bias_add" -> "bias_add"."""
+    return op.removeprefix("fxmlir.").removeprefix("aten.")
+
+
+def _class_to_torch_name(name: str) -> str:
+    """A dialect op class as a torch name: "BiasAddOp" -> "bias_add",
+    "AtenMmOp" -> "mm"."""
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name.removesuffix("Op")).lower()
+    return snake.removeprefix("aten_")
+
+
+# What a failed constraint (its description in Constraints.td) means. DRR
+# reports constraints at the root op; the values they check are the ones it
+# would fuse into it, its inputs.
+_CONSTRAINTS = {
+    "has one use": "input is used elsewhere too: fusing would compute it twice",
+}
+
+
+def in_user_words(op: str, reason: str, reason_op: str) -> str:
+    """Why a pattern did not fuse `op`, in PyTorch's words, from its failed
+    check `reason` at `reason_op` (DRR's generated wording is about its
+    matcher: "castedOp1 is not BiasAddOp type"); a check a C++ pattern
+    words itself ("label smoothing is not 0") stays as it is."""
+    reason = _readable(reason)
+    name, at = torch_name(op), torch_name(reason_op) if reason_op else ""
+    wrong_op = re.fullmatch(r"castedOp\d+ is not (\w+) type", reason)
+    if wrong_op is not None:
+        wanted = _class_to_torch_name(wrong_op[1])
+        made_by = f"comes from {at}" if at else "comes from another op"
+        return f"{name}'s input {made_by}, not {wanted}: nothing to fuse"
+    no_producer = re.fullmatch(r"There's no operation that defines operand (\d+) of castedOp\d+",
+                               reason)
+    if no_producer is not None:
+        return (f"{name}'s operand {no_producer[1]} is an input of this graph (in backward, a "
+                "tensor the forward saved): no op here to fuse with")
+    constraint = re.search(r"failed to satisfy constraint: '(.*)'", reason)
+    if constraint is not None:
+        check = constraint[1]
+        if check in _CONSTRAINTS:
+            return f"{name}'s {_CONSTRAINTS[check]}"
+        return f"{name}: the pattern's check '{check}' fails"
+    return reason
+
+
 def collect(module: _C.Module, selection: Selection, stage: str, graph: str) -> None:
     """Adds the unfused sites of the module's stage pipeline when an explain
     run is in progress (the module itself is left as it is)."""
@@ -56,9 +105,11 @@ def collect(module: _C.Module, selection: Selection, stage: str, graph: str) -> 
     if sites is None or not selection.for_stage(stage):
         return
     for site in module.clone().explain_stage(stage, **selection.stage_options(stage)):
+        reason = _readable(site.reason)
         sites.append(UnfusedSite(graph, site.location, site.op, site.pass_name, site.pattern,
-                                 _readable(site.reason), site.reason_location,
-                                 tuple(_readable(o) for o in site.others)))
+                                 reason, site.reason_location,
+                                 tuple(_readable(o) for o in site.others),
+                                 in_user_words(site.op, reason, site.reason_op)))
 
 
 @contextlib.contextmanager
@@ -94,9 +145,9 @@ def format_sites(sites: list[UnfusedSite]) -> str:
 
     if not sites:
         return "no unfused site: every op a fusion pattern was tried on fused"
-    rows = [(s.graph, s.node, s.op.removeprefix("fxmlir."), s.pattern,
-             s.reason + (f" (at {s.reason_node})" if s.reason_node != s.node else ""))
+    rows = [(s.graph, s.node, torch_name(s.op), s.pattern,
+             s.why + (f" (at {s.reason_node})" if s.reason_node != s.node else ""))
             for s in sites]
-    table = format_table(rows, ("graph", "node", "op", "closest pattern", "failed check"))
+    table = format_table(rows, ("graph", "node", "op", "closest pattern", "why not fused"))
     others = [f"  {s.graph} {s.node}: {o}" for s in sites for o in s.others]
     return table + ("\n\nother patterns tried:\n" + "\n".join(others) if others else "")

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from fxmlir import _C
+from fxmlir.explain import in_user_words
 
 BIAS_GELU = """
 func.func @forward(%x: tensor<2x4xf32, #fxmlir.device<"cpu">>,
@@ -93,6 +94,27 @@ func.func @forward(%x: tensor<2x4xf32>, %b: tensor<4xf32>) -> (tensor<2x4xf32>, 
         "fxmlir-fuse-bias-add-activation", "fxmlir.aten.gelu", "gelu")
     assert site.pattern == "FuseBiasAddGeluPattern"
     assert "'has one use'" in site.reason and site.others == []
+    assert in_user_words(site.op, site.reason, site.reason_op) == \
+        "gelu's input is used elsewhere too: fusing would compute it twice"
+
+
+def test_explain_says_why_in_pytorch_words(context):
+    # A linear layer without bias feeds the silu: DRR says "castedOp1 is not
+    # BiasAddOp type", which names its matcher, not the user's ops.
+    text = """
+func.func @forward(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>) -> tensor<2x4xf32> {
+  %m = fxmlir.aten.mm %x, %w : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32> loc("mm")
+  %s = fxmlir.aten.silu %m : (tensor<2x4xf32>) -> tensor<2x4xf32> loc("silu")
+  return %s : tensor<2x4xf32>
+}
+"""
+    (site,) = context.parse(text).explain_fusions("fxmlir-fuse-bias-add-activation")
+    assert (site.location, site.reason_location, site.reason_op) == ("silu", "mm", "fxmlir.aten.mm")
+    assert in_user_words(site.op, site.reason, site.reason_op) == \
+        "silu's input comes from mm, not bias_add: nothing to fuse"
+    # A check a C++ pattern words itself stays as it is.
+    assert in_user_words("fxmlir.aten.dropout", "not a training dropout", "") == \
+        "not a training dropout"
 
 
 _CPU = '#fxmlir.device<"cpu">'

@@ -65,6 +65,7 @@ struct Attempt {
   std::string pattern;
   std::string reason;
   std::string reasonLocation;
+  std::string reasonOp;
   unsigned benefit;
   /// DRR checks constraints after every op of the pattern matched.
   bool failedConstraint;
@@ -100,7 +101,7 @@ public:
 
   void notifyPatternBegin(const Pattern &pattern, Operation *op) override {
     root = op;
-    current = Attempt{patternName(pattern), "", "",
+    current = Attempt{patternName(pattern), "", "", "",
                       pattern.getBenefit().getBenefit(), false};
     Site &site = open[op];
     if (site.op.empty()) {
@@ -118,6 +119,7 @@ public:
     reasonCallback(diagnostic);
     current.reason = diagnostic.str();
     current.reasonLocation = locationName(loc);
+    current.reasonOp = opAt(loc);
     current.failedConstraint =
         StringRef(current.reason).contains("failed to satisfy constraint");
   }
@@ -146,6 +148,18 @@ public:
   void notifyOperationErased(Operation *op) override { open.erase(op); }
 
 private:
+  /// The name of the op at `loc` among the root and its operands' producers
+  /// (where patterns check), or "" when none is there.
+  std::string opAt(Location loc) const {
+    if (root->getLoc() == loc)
+      return root->getName().getStringRef().str();
+    for (Value operand : root->getOperands())
+      if (Operation *producer = operand.getDefiningOp())
+        if (producer->getLoc() == loc)
+          return producer->getName().getStringRef().str();
+    return "";
+  }
+
   UnfusedSite describe(const Site &site) const {
     std::vector<Attempt> ranked = site.attempts;
     llvm::stable_sort(ranked, [](const Attempt &a, const Attempt &b) {
@@ -153,9 +167,9 @@ private:
              std::make_pair(b.failedConstraint, b.benefit);
     });
     const Attempt &best = ranked.front();
-    UnfusedSite result{
-        currentPass,         site.op, site.location, best.pattern, best.reason,
-        best.reasonLocation, {}};
+    UnfusedSite result{currentPass,         site.op,       site.location,
+                       best.pattern,        best.reason,   best.reasonLocation,
+                       best.reasonOp,       {}};
     for (const Attempt &other : llvm::drop_begin(ranked))
       result.others.push_back(other.pattern + ": " + other.reason);
     return result;

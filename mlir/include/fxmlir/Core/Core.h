@@ -129,6 +129,9 @@ public:
     /// description), and the location of the op it failed at.
     std::string reason;
     std::string reasonLocation;
+    /// The name of the op at reasonLocation ("fxmlir.aten.mm"), when it is
+    /// the root or one of its operands' producers; else "".
+    std::string reasonOp;
     /// The other patterns tried at the site: "Pattern: reason".
     std::vector<std::string> others;
   };
