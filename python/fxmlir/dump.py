@@ -349,9 +349,13 @@ class _Renderer:
             with self._changed:
                 if self._closed:  # close() indexed it as skipped
                     return
-                if svg is not None:
-                    why = _write_whole(render.dot.with_suffix(".svg"), svg)
-                _index_renders([render], why)
+                # Nothing goes into a folder removed meanwhile (a user's
+                # rm -r of the dumps): a file landing while the removal runs
+                # would fail it with "Directory not empty".
+                if render.dot.exists():
+                    if svg is not None:
+                        why = _write_whole(render.dot.with_suffix(".svg"), svg)
+                    _index_renders([render], why)
                 self._current = None
                 self._changed.notify_all()
 

@@ -332,6 +332,26 @@ def test_the_round_trip_does_not_wait_for_graphviz(tmp_path, monkeypatch):
     assert all((f / "graph.svg").read_text() == "<svg>drawn</svg>\n" for f in folders)
 
 
+def test_a_render_writes_nothing_into_a_removed_folder(tmp_path, monkeypatch):
+    """A user removing dumps while renders are pending: a file the renderer
+    wrote meanwhile made their rm -r fail with "Directory not empty"."""
+    fake_dot(monkeypatch, tmp_path / "bin", GATED_DOT)
+    dumps = tmp_path / "dumps"
+    try:
+        train_once(dumps)  # returns while every dot waits for its gate
+        folders = stage_folders(dumps)
+        for folder in folders:
+            shutil.rmtree(folder)
+    finally:
+        (tmp_path / "bin" / "gate").touch()
+    assert fxmlir.dump.wait_for_renders(timeout=120)
+    assert not any(folder.exists() for folder in folders)
+    (run,) = dumps.iterdir()
+    index = json.loads((run / INDEX).read_text())
+    # Neither drawn nor failed: nothing was written for them, the index included.
+    assert not any("graph.svg" in e["files"] or "svg_skipped" in e for e in index["entries"])
+
+
 def test_a_failing_dot_says_why_in_the_index(tmp_path, monkeypatch):
     fake_dot(monkeypatch, tmp_path / "bin", "echo 'syntax error in line 1' >&2; exit 1")
     train_once(tmp_path / "dumps")
