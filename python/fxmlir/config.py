@@ -10,8 +10,6 @@ by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 | FXMLIR_STAGES         | stages     | comma list of before_autodiff, forward,      | all     |
 |                       |            | backward, each at most once                  |         |
 | FXMLIR_DUMP_DIR       | dump_dir   | a directory (created if missing)             | unset   |
-| FXMLIR_LOG_LEVEL      | log_level  | removed, ignored with a warning:             |         |
-|                       |            | TORCH_LOGS=fxmlir or +fxmlir                 |         |
 | FXMLIR_CUDA_GRAPHS    | cudagraphs | a switch                                     | 0       |
 | FXMLIR_CODEGEN_FUSERS | codegen    | a switch: JIT regions after autodiff, on     | unset   |
 |                       |            | CPU and CUDA tensors; unset: CPU ones only,  |         |
@@ -23,6 +21,9 @@ by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 |                       |            | (seeded runs match eager; a mask-drawing     |         |
 |                       |            | pass more per dropout)                       |         |
 | FXMLIR_CACHE_DIR      |            | a directory (created if missing)             | $XDG_CACHE_HOME/fxmlir or ~/.cache/fxmlir |
+
+Removed: FXMLIR_LOG_LEVEL (option log_level), ignored with a warning; use
+TORCH_LOGS=fxmlir or +fxmlir (REMOVED).
 
 A switch is True or False as an option; in the environment (or as a string
 option) 0, 1, true, false, yes, no, on or off, in any case.
