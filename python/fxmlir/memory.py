@@ -93,6 +93,9 @@ def saved_for_backward(forward: fx.GraphModule) -> dict[str, int] | None:
 
 def _hint(size: int | torch.SymInt) -> int:
     """A symbolic size's value at the sizes traced."""
-    from torch.fx.experimental.symbolic_shapes import optimization_hint
+    from torch.fx.experimental import symbolic_shapes
 
-    return optimization_hint(size)
+    # optimization_hint replaced size_hint after torch 2.11 (the GPU
+    # machine's torch).
+    hint = getattr(symbolic_shapes, "optimization_hint", None) or symbolic_shapes.size_hint
+    return hint(size)
