@@ -44,6 +44,21 @@ func.func private @jit_softmax(%x: !t) -> !t {
 }
 )mlir";
 
+// GPT-2's residual add + layer norm: rank 3, statistics [?, 512, 1].
+constexpr const char *kAddLayerNorm = R"mlir(
+!t = tensor<?x512x512xf32, #fxmlir.device<"cuda">>
+!w = tensor<512xf32, #fxmlir.device<"cuda">>
+!s = tensor<?x512x1xf32, #fxmlir.device<"cuda">>
+func.func private @jit_add_native_layer_norm(%x: !t, %y: !t, %w: !w, %b: !w)
+    -> (!t, !s, !s) {
+  %0 = fxmlir.aten.add.Tensor %x, %y {alpha = 1 : i64} : (!t, !t) -> !t
+  %1:3 = fxmlir.aten.native_layer_norm %0, %w, %b
+      {normalized_shape = array<i64: 512>, eps = 1.0e-05 : f64}
+      : (!t, !w, !w) -> (!t, !s, !s)
+  return %1#0, %1#1, %1#2 : !t, !s, !s
+}
+)mlir";
+
 struct Launch {
   std::string kernel;
   unsigned grid[3];
@@ -209,6 +224,37 @@ TEST_F(JitCudaTest, LaunchesOnTheCallersStreamWithTheInputsDims) {
   EXPECT_TRUE(record.allocations.empty());
 }
 
+// cuLaunchKernel refuses (CUDA error 1) a block of more than 1024 threads
+// or 64 on z, and a grid of more than 65535 on y or z: every kernel of a
+// rank-3 region keeps its threads and blocks on x.
+TEST_F(JitCudaTest, RankThreeRegionsLaunchWithinTheDeviceLimits) {
+  std::vector<TensorSpec> specs = {{DType::Float32, {kDynamic, 512, 512}},
+                                   {DType::Float32, {kDynamic, 512, 512}},
+                                   {DType::Float32, {512}},
+                                   {DType::Float32, {512}}};
+  std::shared_ptr<const CudaFunction> function = jit->compileCudaFunction(
+      kAddLayerNorm, "jit_add_native_layer_norm", specs, target());
+  constexpr int64_t kBatch = 8;
+  std::vector<Buffer> inputs = {{fakePointer(0xa000), {kBatch, 512, 512}},
+                                {fakePointer(0xb000), {kBatch, 512, 512}},
+                                {fakePointer(0xc000), {512}},
+                                {fakePointer(0xd000), {512}}};
+  std::vector<Buffer> outputs = {{fakePointer(0xe000), {kBatch, 512, 512}},
+                                 {fakePointer(0xf000), {kBatch, 512, 1}},
+                                 {fakePointer(0x10000), {kBatch, 512, 1}}};
+  function->launch(inputs, outputs, fakePointer(0x5000));
+  ASSERT_FALSE(record.launches.empty());
+  for (const Launch &launch : record.launches) {
+    SCOPED_TRACE(launch.kernel);
+    EXPECT_EQ(launch.block[1] * launch.block[2], 1u);
+    EXPECT_LE(launch.block[0], 1024u);
+    EXPECT_EQ(launch.grid[1] * launch.grid[2], 1u);
+    // No block of idle threads per element of the [8, 512, 1] statistics.
+    EXPECT_LE(uint64_t(launch.grid[0]) * launch.block[0],
+              uint64_t(kBatch) * 512 * 512 + 1024);
+  }
+}
+
 TEST_F(JitCudaTest, EmptyInputsLaunchNothing) {
   std::shared_ptr<const CudaFunction> function = jit->compileCudaFunction(
       kChain, "jit_add_tanh_mul",
@@ -287,8 +333,13 @@ TEST_F(JitCudaTest, DriverFailuresAreErrors) {
         try {
           function->launch(buffers, {{fakePointer(0xd000), {2, 64}}}, nullptr);
         } catch (const Error &error) {
-          EXPECT_NE(std::string(error.what()).find("cuLaunchKernel"),
-                    std::string::npos);
+          // The launch's shape, to tell which device limit it broke.
+          EXPECT_NE(std::string(error.what()).find("cuLaunchKernel (grid "),
+                    std::string::npos)
+              << error.what();
+          EXPECT_NE(std::string(error.what()).find(", block 256x1x1"),
+                    std::string::npos)
+              << error.what();
           throw;
         }
       },

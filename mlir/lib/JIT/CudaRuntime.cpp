@@ -10,6 +10,7 @@
 #include "CudaRuntime.h"
 
 #include <cstdint>
+#include <string>
 
 using namespace fxmlir;
 using namespace fxmlir::jit;
@@ -74,11 +75,23 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   // An empty tensor: nothing to compute, and a zero grid is an error.
   if (gridX * gridY * gridZ == 0)
     return;
-  if (CudaCall *call = healthyCall())
-    call->succeeded(call->driver.launchKernel(
-                        function, gridX, gridY, gridZ, blockX, blockY, blockZ,
-                        sharedMemBytes, stream, params, extra, paramCount),
-                    "cuLaunchKernel");
+  CudaCall *call = healthyCall();
+  if (!call)
+    return;
+  int result = call->driver.launchKernel(function, gridX, gridY, gridZ, blockX,
+                                         blockY, blockZ, sharedMemBytes,
+                                         stream, params, extra, paramCount);
+  if (result == 0)
+    return;
+  // The launch's shape says which device limit it broke (CUDA error 1).
+  auto dims = [](intptr_t x, intptr_t y, intptr_t z) {
+    return std::to_string(x) + "x" + std::to_string(y) + "x" +
+           std::to_string(z);
+  };
+  std::string what = "cuLaunchKernel (grid " + dims(gridX, gridY, gridZ) +
+                     ", block " + dims(blockX, blockY, blockZ) + ", " +
+                     std::to_string(sharedMemBytes) + " bytes shared)";
+  call->succeeded(result, what.c_str());
 }
 
 void *mgpuStreamCreate() {

@@ -6,6 +6,7 @@
 #include "fxmlir/Dialect/FxmlirDialect.h"
 #include "fxmlir/Support/MLIR.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

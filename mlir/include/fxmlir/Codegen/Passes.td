@@ -104,20 +104,22 @@ def ApproximateMath : Pass<"fxmlir-approximate-math"> {
 }
 
 def TileParallelLoops : Pass<"fxmlir-tile-parallel-loops", "::mlir::func::FuncOp"> {
-  let summary = "Tile outermost scf.parallel loops into blocks of threads along their last dim";
+  let summary = "Collapse outermost scf.parallel loops to one dim, tiled into blocks of threads";
   let description = [{
-    Tiles the last dim of each outermost `scf.parallel` by `block-size` and
-    the others by 1 (no min/max bounds: threads past the end are masked by
-    the loop's own bound check), so that `gpu-map-parallel-loops` maps
-    consecutive threads to consecutive elements and memory accesses coalesce.
-    Upstream `scf-parallel-loop-tiling` takes one list of sizes for loops of
-    every rank.
+    Collapses each outermost `scf.parallel` without reductions into one dim
+    (row-major: consecutive iterations are consecutive elements of the last
+    dim) and tiles it by `block-size`, without min/max bounds: threads past
+    the end are masked by the loop's own bound check. `gpu-map-parallel-loops`
+    then maps it to blocks and threads along x alone, whatever its rank and
+    sizes: no thread dim past the device's limits (z takes at most 64), no
+    grid dim past 65535 on y or z, memory accesses coalesced, and no block of
+    idle threads where the last dim is short.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
-           "Threads per block along the last dim">,
+           "Threads per block">,
   ];
-  let dependentDialects = ["::mlir::scf::SCFDialect",
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::affine::AffineDialect",
                            "::mlir::arith::ArithDialect"];
 }
 
