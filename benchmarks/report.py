@@ -10,7 +10,7 @@ from typing import Any
 from benchmarks.suites import Result
 from benchmarks.timing import format_ms
 
-DEVICES = {"cpu": "CPU", "cuda": "CUDA (H100)"}
+DEVICES = {"cpu": "CPU", "cuda": "CUDA"}  # each run names its machine
 
 HEADER = """# Benchmarks
 

@@ -16,12 +16,13 @@
 #               prebuilt torch op library, all of csrc is built there;
 #     test      the tests a machine without CUDA skips (pytest --cuda-only);
 #     steps     the training steps in bf16 autocast, with a torch.profiler
-#               table per step, then the fused-kernel table, then f32
-#               (FXMLIR_BENCH_ONLY=gpt2: that step's rows alone);
+#               table per step (FXMLIR_BENCH_ONLY=gpt2: that step's rows alone);
 #     memory    the fused LM loss's peak memory, bf16 autocast, eager and
 #               fxmlir with and without it (benchmarks/memory.py);
+#     then the fused-kernel table and the f32 steps;
 # every phase with its own time limit, in that order of value, each log
-# written to $OUT as it goes: a run cut short returns what it finished.
+# written to $OUT as it goes (8 files at most come back): a run cut short
+# returns what it finished.
 # Phases can also be run alone: bash scripts/gpu_session.sh build test ...
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -71,7 +72,7 @@ install() {
   rm -rf "$SITE" /tmp/fxmlir-build
   FXMLIR_BUILD_DIR=/tmp/fxmlir-build FXMLIR_CMAKE_ARGS="$1" CMAKE_BUILD_PARALLEL_LEVEL=16 \
     python3 -m pip install --no-build-isolation --no-deps --no-compile --target "$SITE" . \
-    >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; return 1; }
+    >>/tmp/fxmlir-build.log 2>&1 || { tail -30 /tmp/fxmlir-build.log | tee -a "$OUT/session.log"; return 1; }
   rm -rf python/fxmlir.egg-info
   # $SITE as a site directory of this Python, so that its .pth (fxmlir's
   # startup hook: FXMLIR_ROUND_TRIP, torch.ops.fxmlir loading on first use)
@@ -81,7 +82,7 @@ install() {
   echo "import site; site.addsitedir('$SITE')" >"$packages/fxmlir-site.pth" ||
     say "build: $packages is read-only: fxmlir's startup hook is off"
   PYTHONPATH=$SITE python3 -c "import torch, fxmlir.ops, fxmlir.jit_ops" 2>&1 |
-    tee -a "$OUT/build.log"
+    tee -a "$OUT/session.log"
 }
 
 build() {
@@ -141,9 +142,11 @@ bench() {
 # re-measure what a fix changed.
 steps() {
   local sections=${FXMLIR_BENCH_ONLY:-mlp,gpt2,llama}
-  bench "${1:-240}" --only "$sections" --dtypes bf16 --profile "$OUT/profile.txt"
-  [ -n "${FXMLIR_BENCH_ONLY:-}" ] || bench 60 --only ops
-  bench "${2:-180}" --only "$sections" --dtypes f32
+  case $1 in
+    bf16) bench "${2:-240}" --only "$sections" --dtypes bf16 --profile "$OUT/profile.txt" ;;
+    ops) [ -n "${FXMLIR_BENCH_ONLY:-}" ] || bench "${2:-60}" --only ops ;;
+    f32) bench "${2:-180}" --only "$sections" --dtypes f32 ;;
+  esac
 }
 
 # The fused LM loss's peak memory on the allocator, bf16 autocast, a process
@@ -163,9 +166,9 @@ for phase in "$@"; do
     pack) pack ;;
     build) build ;;
     test) run_tests ;;
-    steps) steps ;;
+    steps) steps bf16; steps ops; steps f32 ;;
     memory) memory ;;
-    run) run_tests 200; steps 200 90; memory 100 ;;
+    run) run_tests 150; steps bf16 200; memory 90; steps ops 40; steps f32 80 ;;
     *) echo "unknown phase $phase (pack, build, test, steps, memory, run)"; exit 2 ;;
   esac
 done
