@@ -209,9 +209,11 @@ PYBIND11_MODULE(_C, m) {
           "explain_stage",
           [](fxmlir::Module &m, const std::string &stage,
              std::vector<std::string> only, std::vector<std::string> add,
-             std::vector<std::string> remove) {
-            fxmlir::StageChoice choice = stageChoice(
-                std::move(only), std::move(add), std::move(remove), {});
+             std::vector<std::string> remove,
+             std::vector<std::string> regionDeviceTypes) {
+            fxmlir::StageChoice choice =
+                stageChoice(std::move(only), std::move(add), std::move(remove),
+                            std::move(regionDeviceTypes));
             py::gil_scoped_release release;
             return m.explainStage(stage, choice);
           },
@@ -219,7 +221,10 @@ PYBIND11_MODULE(_C, m) {
           py::arg("only") = std::vector<std::string>(),
           py::arg("add") = std::vector<std::string>(),
           py::arg("remove") = std::vector<std::string>(),
-          "explain_fusions of the stage's pipeline chosen as run_stage's.")
+          py::arg("region_device_types") = std::vector<std::string>(),
+          "explain_fusions of the stage's pipeline chosen as run_stage's; "
+          "where it outlines JIT regions, each op left out of them is a site "
+          "too (pattern 'JIT region', the reason why).")
       .def(
           "outline_jit_regions",
           [](fxmlir::Module &m, int64_t minOps, bool costModel) {

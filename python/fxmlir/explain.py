@@ -5,7 +5,10 @@ also runs its stage's pipeline on a copy of the imported module with the
 core listening to the fusion passes (Module.explain_fusions): for every op a
 fusion pattern was tried on and that no pattern rewrote, it reports the
 pattern that came closest and the check that failed, in PyTorch's words
-("silu's input comes from mm, not bias_add: nothing to fuse").
+("silu's input comes from mm, not bias_add: nothing to fuse"); and, where
+the stage outlines JIT regions, each op left out of them with why: a lone
+op, a region the cost model refused (with its bytes), an op the JIT cannot
+lower that splits a region.
 """
 
 from __future__ import annotations
@@ -18,8 +21,6 @@ import runpy
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
-
-from fxmlir.passes import OUTLINE
 
 if TYPE_CHECKING:
     from fxmlir import _C
@@ -97,14 +98,17 @@ def in_user_words(op: str, reason: str, reason_op: str) -> str:
     return reason
 
 
-def collect(module: _C.Module, selection: Selection, stage: str, graph: str) -> None:
+def collect(module: _C.Module, selection: Selection, region_device_types: list[str],
+            stage: str, graph: str) -> None:
     """Adds the unfused sites of the module's stage pipeline when an explain
-    run is in progress (the module itself is left as it is)."""
+    run is in progress (the module itself is left as it is): the fusions'
+    misses, and, where the stage outlines JIT regions, each op left out of
+    them with why (pattern "JIT region")."""
     sites = _sites.get()
-    selection = selection.removing(OUTLINE)  # fusions only
     if sites is None or not selection.for_stage(stage):
         return
-    for site in module.clone().explain_stage(stage, **selection.stage_options(stage)):
+    for site in module.clone().explain_stage(stage, **selection.stage_options(stage),
+                                             region_device_types=region_device_types):
         reason = _readable(site.reason)
         sites.append(UnfusedSite(graph, site.location, site.op, site.pass_name, site.pattern,
                                  reason, site.reason_location,
@@ -146,7 +150,7 @@ def format_sites(sites: list[UnfusedSite]) -> str:
     if not sites:
         return "no unfused site: every op a fusion pattern was tried on fused"
     rows = [(s.graph, s.node, torch_name(s.op), s.pattern,
-             s.why + (f" (at {s.reason_node})" if s.reason_node != s.node else ""))
+             s.why + (f" (at {s.reason_node})" if s.reason_node not in ("", s.node) else ""))
             for s in sites]
     table = format_table(rows, ("graph", "node", "op", "closest pattern", "why not fused"))
     others = [f"  {s.graph} {s.node}: {o}" for s in sites for o in s.others]

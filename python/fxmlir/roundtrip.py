@@ -73,8 +73,9 @@ def _round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     times["import"] = (time.perf_counter() - start) * 1e3
     ops_before = _op_counts(module)
     dumper.module("imported", lambda: module.print(fx_names=True))
-    explain.collect(module, options.passes, stage, f"{graph_id}/{label}")
     selection = _selection(options)
+    explain.collect(module, selection, _region_device_types(options), stage,
+                    f"{graph_id}/{label}")
     passes = list(selection.for_stage(stage))
     if passes:
         # The stage's pipeline, built by the core; one PassManager, whose

@@ -256,11 +256,15 @@ def test_explain_names_the_closest_pattern_and_the_failed_check(tmp_path):
     result = fxmlir_cli("explain", str(script), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stdout.splitlines() if "FuseBiasAddGeluPattern" in line]
-    # The unfused gelu, before autodiff and in the forward graph; the fused
-    # one is no site.
-    assert len(lines) == 2, result.stdout
-    for line in lines:
-        assert "gelu " in line and "used elsewhere too: fusing would compute it twice" in line
+    # The unfused gelu before autodiff; the fused one is no site, nor is the
+    # forward graph's, which a JIT region took with the adds after it.
+    (line,) = lines
+    assert "before_autodiff" in line and "gelu " in line
+    assert "used elsewhere too: fusing would compute it twice" in line
+    # An op left out of the regions says why, without an empty "(at )".
+    left_out = [line for line in result.stdout.splitlines() if "JIT region" in line]
+    assert left_out and all("(at )" not in line for line in left_out), result.stdout
+    assert any("a lone op: no lowerable op next to it" in line for line in left_out)
 
 
 def test_region_takes_a_jit_function_out_of_a_dump_for_fxmlir_opt(tmp_path):

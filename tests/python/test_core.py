@@ -142,6 +142,32 @@ func.func @forward(%x: tensor<2x4xf32, {_CPU}>, %b: tensor<4xf32, {_CPU}>)
     assert "fxmlir.fused_bias_act" in str(module)
 
 
+def test_explain_says_why_ops_stayed_out_of_jit_regions(context):
+    # A tanh alone before an op the JIT cannot lower (erfinv), which splits
+    # it from the tanh and mul after it; those two form a region: no site.
+    t = f"tensor<8x64xf32, {_CPU}>"
+    text = f"""
+func.func @forward(%a: {t}, %b: {t}) -> {t} {{
+  %0 = fxmlir.aten.tanh %a : ({t}) -> {t} loc("tanh")
+  %1 = "fxmlir.call"(%0) {{target = "aten::erfinv", args = [#fxmlir.operand<0>], kwargs = {{}}}}
+      : ({t}) -> {t} loc("erfinv")
+  %2 = fxmlir.aten.tanh %1 : ({t}) -> {t} loc("tanh_1")
+  %3 = fxmlir.aten.mul.Tensor %2, %b : ({t}, {t}) -> {t} loc("mul")
+  return %3 : {t}
+}}
+"""
+    sites = [s for s in context.parse(text).explain_stage("forward")
+             if s.pass_name == "fxmlir-outline-jit-regions"]
+    assert [(s.location, s.pattern) for s in sites] == [
+        ("tanh", "JIT region"), ("erfinv", "JIT region")]
+    assert sites[0].reason.startswith("a lone op")
+    assert sites[1].reason.startswith("not lowerable by the JIT")
+    # Without JIT regions in the stage there is no verdict.
+    without = context.parse(text).explain_stage("forward",
+                                                remove=["fxmlir-outline-jit-regions"])
+    assert without and all(s.pattern != "JIT region" for s in without)
+
+
 def test_explain_names_patterns_whole(context):
     # An eval-mode dropout after a bias + GELU: the dropout fusion, a
     # template, is named with its argument (it was cut to "DropoutOp>").

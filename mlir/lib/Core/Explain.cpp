@@ -25,6 +25,10 @@
 using namespace mlir;
 using UnfusedSite = fxmlir::Module::UnfusedSite;
 
+/// The pass whose explain option marks ops with kLeftOutAttr.
+static constexpr llvm::StringLiteral kOutlinePass =
+    "fxmlir-outline-jit-regions";
+
 namespace {
 /// The name of a NameLoc (an FX node's name), or the location printed.
 std::string locationName(Location loc) {
@@ -193,20 +197,33 @@ std::vector<UnfusedSite> Module::explainFusions(const std::string &pipeline) {
   runPassManager(pm, *impl->module, pipeline);
   // A site a later pass fused (a GELU the GEMM epilogue left to the bias
   // fusion) is gone by the end: only ops still there are unfused.
+  // Ops a JIT region took (cloned into its private function) are not
+  // unfused either: only the graphs' own ops count.
   std::set<std::pair<std::string, std::string>> remaining;
-  impl->module->walk([&](Operation *op) {
-    remaining.emplace(op->getName().getStringRef().str(),
-                      locationName(op->getLoc()));
-  });
+  for (auto graph : impl->module->getOps<func::FuncOp>())
+    if (!graph.isPrivate())
+      graph.walk([&](Operation *op) {
+        remaining.emplace(op->getName().getStringRef().str(),
+                          locationName(op->getLoc()));
+      });
   std::vector<UnfusedSite> sites;
   for (UnfusedSite &site : listener->sites)
     if (remaining.count({site.op, site.location}))
       sites.push_back(std::move(site));
+  // The ops fxmlir-outline-jit-regions left out, with why (its explain
+  // option), in the graphs' order.
+  impl->module->walk([&](Operation *op) {
+    if (auto why = op->getAttrOfType<StringAttr>(fxmlir::kLeftOutAttr))
+      sites.push_back({kOutlinePass.str(), op->getName().getStringRef().str(),
+                       locationName(op->getLoc()), "JIT region", why.str(),
+                       "", "", {}});
+  });
   return sites;
 }
 
 std::vector<UnfusedSite> Module::explainStage(const std::string &stage,
-                                              const StageChoice &choice) {
+                                              StageChoice choice) {
+  choice.regionVerdicts = true;
   return explainFusions(stagePipeline(stage, choice));
 }
 } // namespace fxmlir

@@ -82,6 +82,11 @@ struct StageOptions : mlir::PassPipelineOptions<StageOptions> {
       *this, "region-device-types",
       llvm::cl::desc("The device types fxmlir-outline-jit-regions outlines "
                      "on (cpu when none is given)")};
+  Option<bool> regionVerdicts{
+      *this, "region-verdicts",
+      llvm::cl::desc("fxmlir-outline-jit-regions marks each op it leaves "
+                     "out with why (its explain option)"),
+      llvm::cl::init(false)};
 };
 
 /// "fxmlir-before-autodiff" for "before_autodiff".
@@ -151,7 +156,8 @@ buildStagePipeline(mlir::OpPassManager &pm, unsigned stage,
       // The round trip keeps only regions that beat eager's kernels.
       std::string devices = llvm::join(options.regionDeviceTypes, ",");
       pass += "{cost-model=true device-types=" +
-              (devices.empty() ? std::string("cpu") : devices) + "}";
+              (devices.empty() ? std::string("cpu") : devices) +
+              (options.regionVerdicts ? " explain=true" : "") + "}";
     }
     if (mlir::failed(mlir::parsePassPipeline(pass, pm)))
       return errorHandler("cannot add pass '" + pass + "'");
@@ -235,6 +241,8 @@ std::string fxmlir::stagePipeline(const std::string &stage,
         std::pair{"region-device-types", &choice.regionDeviceTypes}})
     if (!names->empty())
       options.push_back(std::string(key) + "=" + llvm::join(*names, ","));
+  if (choice.regionVerdicts)
+    options.push_back("region-verdicts=true");
   std::string name = pipelineName(stage);
   return options.empty() ? name : name + "{" + llvm::join(options, " ") + "}";
 }

@@ -11,6 +11,7 @@
 #include "RegionCost.h"
 
 #include "fxmlir/Codegen/FxmlirToLinalg.h"
+#include "fxmlir/Transforms/FusionConfig.h"
 #include "fxmlir/Transforms/Passes.h"
 #include "fxmlir/Dialect/FxmlirDialect.h"
 
@@ -237,6 +238,7 @@ private:
 /// result replaced ("" where it had no name).
 static constexpr llvm::StringLiteral kResultNodesAttr = "fxmlir.result_nodes";
 
+
 /// "add", "softmax", "silu": what a region's function name says of an op.
 static std::string shortName(Operation *op) {
   StringRef name = op->getName().getStringRef();
@@ -461,25 +463,97 @@ struct OutlineJitRegionsPass
     return true;
   }
 
+  /// With `explain`, marks the computing ops of a region left as it is.
+  void leaveOut(ArrayRef<Operation *> region, const Twine &why) {
+    if (!explain)
+      return;
+    for (Operation *op : region)
+      if (getJitOpKind(op) != JitOpKind::Identity)
+        op->setAttr(kLeftOutAttr, StringAttr::get(op->getContext(), why));
+  }
+
+  /// Whether `op` maps its operands to its result elementwise, broadcasting:
+  /// an op a region could have held, unlike a GEMM or a gather.
+  static bool isElementwiseShaped(Operation *op) {
+    if (op->getNumResults() == 0)
+      return false;
+    auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!result)
+      return false;
+    bool readsTensor = false;
+    for (Type type : op->getOperandTypes()) {
+      auto operand = dyn_cast<RankedTensorType>(type);
+      if (!operand || operand.getRank() > result.getRank())
+        continue;
+      readsTensor = true;
+      ArrayRef<int64_t> dims = operand.getShape();
+      ArrayRef<int64_t> wanted = result.getShape().take_back(dims.size());
+      for (auto [dim, want] : llvm::zip_equal(dims, wanted))
+        if (dim != want && dim != 1 && !ShapedType::isDynamic(dim) &&
+            !ShapedType::isDynamic(want))
+          return false;
+    }
+    return readsTensor;
+  }
+
+  /// With `explain`, marks the elementwise ops the JIT cannot lower that
+  /// sit between candidates: they split what could have been one region.
+  void markSplitters(Block &block) {
+    if (!explain)
+      return;
+    for (Operation &op : block) {
+      if (isCandidate(&op) || !isElementwiseShaped(&op))
+        continue;
+      auto isCandidateValue = [&](Value value) {
+        Operation *def = value.getDefiningOp();
+        return def && isCandidate(def);
+      };
+      bool fedByOne = llvm::any_of(op.getOperands(), isCandidateValue);
+      bool feedsOne = llvm::any_of(op.getUsers(), [&](Operation *user) {
+        return isCandidate(user);
+      });
+      if (fedByOne && feedsOne)
+        op.setAttr(kLeftOutAttr,
+                   StringAttr::get(&getContext(),
+                                   "not lowerable by the JIT: it splits the "
+                                   "ops around it into separate regions"));
+    }
+  }
+
   void outlineBlock(Block &block, OutlinedFunctions &functions) {
     RegionBuilder builder(block);
     for (Operation &op : block)
       if (isCandidate(&op))
         builder.add(&op);
+    markSplitters(block);
     bool changed = false;
     for (SmallVector<Operation *> &region : builder.takeRegions()) {
       unsigned computing = llvm::count_if(region, [](Operation *op) {
         return getJitOpKind(op) != JitOpKind::Identity;
       });
-      if (computing < minOps)
+      if (computing < minOps) {
+        if (computing == 1)
+          leaveOut(region, "a lone op: no lowerable op next to it to join "
+                           "in a region");
+        else
+          leaveOut(region, "its region has " + Twine(computing) +
+                               " ops that compute, fewer than min-ops (" +
+                               Twine(minOps) + ")");
         continue;
+      }
       if (costModel) {
         RegionCost cost = estimateRegionCost(region);
         LLVM_DEBUG(llvm::dbgs() << regionName(region) << ": eager "
                                 << cost.eager << " B, region " << cost.region
                                 << " B\n");
-        if (!cost.pays())
+        if (!cost.pays()) {
+          leaveOut(region, "the cost model: its region (" + regionName(region) +
+                               ") would move " +
+                               Twine(static_cast<int64_t>(cost.region)) +
+                               " bytes, eager's kernels " +
+                               Twine(static_cast<int64_t>(cost.eager)));
           continue;
+        }
       }
       outline(region, functions);
       changed = true;

@@ -138,11 +138,15 @@ public:
 
   /// Runs a pipeline as runPipeline does, listening to its fusion passes
   /// (those applying patterns with fusionRewriteConfig), and returns the
-  /// sites they left unfused, in the order the passes first tried them.
+  /// sites they left unfused, in the order the passes first tried them;
+  /// then the ops fxmlir-outline-jit-regions marked as left out of its
+  /// regions (its explain option), with pattern "JIT region". Ops a region
+  /// took are not unfused.
   std::vector<UnfusedSite> explainFusions(const std::string &pipeline);
-  /// explainFusions of the stage's pipeline (stagePipeline).
+  /// explainFusions of the stage's pipeline (stagePipeline), JIT regions
+  /// with their verdicts where the choice runs them.
   std::vector<UnfusedSite> explainStage(const std::string &stage,
-                                        const StageChoice &choice);
+                                        StageChoice choice);
 
   struct Impl;
 

@@ -52,6 +52,9 @@ struct StageChoice {
   std::vector<std::string> add;
   std::vector<std::string> remove;
   std::vector<std::string> regionDeviceTypes;
+  /// fxmlir-outline-jit-regions marks each op it leaves out with why
+  /// (fxmlir explain).
+  bool regionVerdicts = false;
 };
 
 /// The stage's registered pipeline with `choice` as its options, in

@@ -20,6 +20,10 @@ namespace fxmlir {
 inline constexpr llvm::StringLiteral kOtherDeviceReason =
     "the pattern is for another device";
 
+/// On each op fxmlir-outline-jit-regions left out of the regions, with its
+/// explain option: why, in words (a lone op, the cost model's bytes).
+inline constexpr llvm::StringLiteral kLeftOutAttr = "fxmlir.left_out";
+
 /// The greedy driver's default config, with the listener a
 /// ScopedFusionListener installed on this thread, if any.
 GreedyRewriteConfig fusionRewriteConfig();

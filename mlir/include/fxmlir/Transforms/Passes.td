@@ -192,6 +192,12 @@ def OutlineJitRegions : Pass<"fxmlir-outline-jit-regions", "::mlir::ModuleOp"> {
     ListOption<"deviceTypes", "device-types", "std::string",
                "Outline only ops on these device types (\"cpu\", \"cuda\"; "
                "all that lower when empty): those mlir_jit has kernels for">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Mark each op left out of the regions with why, in a "
+           "`fxmlir.left_out` string attribute (for fxmlir explain): a lone "
+           "op, a region below min-ops, a region the cost model refused "
+           "(with its bytes), or an op the JIT cannot lower between ops in "
+           "regions">,
   ];
   let dependentDialects = ["::fxmlir::FxmlirDialect",
                            "::mlir::func::FuncDialect"];
