@@ -131,3 +131,39 @@ def test_a_compiled_graph_takes_its_inputs_boxed_and_lets_them_go():
         torch.testing.assert_close(run(args), expected)
         assert args == []
         assert alive() is None
+
+
+def test_compiled_graphs_skip_the_fused_ops_autograd_kernels():
+    """AOTAutograd's graphs are differentiated already: their fused ops do not
+    go through the Python autograd kernels torch.library registers for them
+    (about 13 us a call, half of fxmlir's step overhead beyond Inductor's on a
+    small MLP), and the step trains as eager's."""
+    import sys
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.GELU(), torch.nn.Linear(64, 16))
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="fxmlir")
+    x = torch.randn(4, 16)
+    compiled(x).sum().backward()  # compiles
+
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == "autograd_impl" and \
+                frame.f_code.co_filename.endswith("_library/autograd.py"):
+            calls.append(frame.f_code)
+
+    for p in model.parameters():
+        p.grad = None
+    sys.setprofile(profile)
+    try:
+        out = compiled(x)
+        out.sum().backward()
+    finally:
+        sys.setprofile(None)
+    assert calls == []
+    reference(x).sum().backward()
+    torch.testing.assert_close(out, reference(x))
+    for mine, theirs in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(mine.grad, theirs.grad)
