@@ -276,5 +276,16 @@ PYBIND11_MODULE(_C, m) {
             return fxmlir::Module::parse(context, source, bufferName);
           },
           py::arg("text"), py::arg("name") = "<string>",
-          "Parse and verify a module; raises Error with located diagnostics.");
+          "Parse and verify a module; raises Error with located diagnostics.")
+      .def(
+          "import_graph",
+          [](fxmlir::Context &context, py::handle json, py::handle name) {
+            std::string graph = textArgument(json, "import_graph", "json");
+            std::string graphName = textArgument(name, "import_graph", "name");
+            py::gil_scoped_release release;
+            return fxmlir::Module::fromJson(context, graph, graphName);
+          },
+          py::arg("json"), py::arg("name") = "<graph>",
+          "Build and verify the module of a JSON graph (Module.to_json's "
+          "form); raises Error naming the FX node of a bad op.");
 }

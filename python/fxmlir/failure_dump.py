@@ -28,8 +28,12 @@ def dump_failure(options: Options, graph_id: str, label: str, stage: str, reason
         except Exception as e:  # noqa: BLE001 - the graph's code is still worth having
             return f"# {reason}\n# no runnable repro: {type(e).__name__}: {e}\n{gm.code}"
 
-    # The module as the failing step left it.
-    dumper.failed(reason, repro, (lambda: str(latest[-1])) if latest else None)
+    # The module as the failing step left it; the graph's JSON when the core
+    # could not build it.
+    last = latest[-1] if latest else None
+    dumper.failed(reason, repro, (lambda: str(last)) if isinstance(last, _C.Module) else None)
+    if isinstance(last, str):
+        dumper.write("failed-graph.json", last)
     if dumper.error is not None:  # e.g. a folder is a file, or the disk full
         return f"no dump written to {root}: {dumper.error}"
     return f"dumped to {dumper.folder}"

@@ -1,4 +1,6 @@
-"""FX GraphModule -> fxmlir module (MLIR text, parsed and verified by the core).
+"""FX GraphModule -> fxmlir graph, in the core's JSON form (Module.to_json's),
+which the core builds and verifies (Context.import_graph): Python spells no
+MLIR.
 
 Schema-driven: a call whose ATen overload (the OpOverload itself, or the op
 a torch builtin, Python operator, Tensor method, basic indexing or functional
@@ -30,12 +32,14 @@ from torch.utils import _pytree as pytree
 
 from fxmlir import aten_calls, mlir_attrs, schema
 from fxmlir.fake_values import fake_value
-from fxmlir.mlir_types import UnsupportedValue, value_type
+from fxmlir.mlir_types import NONE, UnsupportedValue, is_tensor, value_type
 from fxmlir.mutation import mutation_touching_nodes
 from fxmlir.symbolic_sizes import DYNAMIC_SIZE, RESULT_SHAPE_SIZES
 
 # The type of a value fxmlir does not look into (see the module docstring).
-OPAQUE = "none"
+OPAQUE = NONE
+
+Type = dict[str, Any]
 
 class ImportFailure(RuntimeError):
     """A node the importer cannot represent; names the node and the reason."""
@@ -50,7 +54,7 @@ class ImportFailure(RuntimeError):
 class ImportedGraph:
     """An imported graph and what the exporter needs to rebuild it."""
 
-    text: str
+    graph: dict[str, Any]
     func_name: str
     # fxmlir.call target name -> (FX opcode, FX target).
     callables: dict[str, tuple[str, Any]] = field(default_factory=dict)
@@ -92,40 +96,45 @@ class _FunctionBuilder:
         self.gm = gm
         self.func_name = func_name
         self.is_registered_op = is_registered_op
-        self.lines: list[str] = []
-        # FX node -> SSA name of its value(s), and their MLIR types.
-        self.values: dict[fx.Node, str] = {}
-        self.types: dict[fx.Node, list[str]] = {}
+        self.ops: list[dict[str, Any]] = []
+        # FX node -> the ids of its value(s), and their types.
+        self.values: dict[fx.Node, list[int]] = {}
+        self.types: dict[fx.Node, list[Type]] = {}
+        self.next_id = 0
         # Nodes whose value is a list or tuple: used only through getitem.
         self.multi: set[fx.Node] = set()
-        self.none_value: str | None = None
-        self.result = ImportedGraph("", func_name)
+        self.none_value: int | None = None
+        self.result = ImportedGraph({}, func_name)
         self.touches_mutation = mutation_touching_nodes(gm.graph)
 
     # -- values --------------------------------------------------------------
 
-    def _none(self) -> str:
+    def _new_id(self) -> int:
+        self.next_id += 1
+        return self.next_id - 1
+
+    def _none(self) -> int:
         if self.none_value is None:
-            self.none_value = "%fxmlir_none"
-            self.lines.insert(0, '    %fxmlir_none = "fxmlir.none"() : () -> none')
+            self.none_value = self._new_id()
+            self.ops.insert(0, {"name": "fxmlir.none", "operands": [], "attributes": {},
+                                "results": [{"id": self.none_value, "type": NONE}]})
         return self.none_value
 
-    def _use(self, node: fx.Node, user: fx.Node) -> tuple[str, str]:
+    def _use(self, node: fx.Node, user: fx.Node) -> tuple[int, Type]:
         types = self.types.get(node)
         if types is None:
             raise ImportFailure(user, f"uses '{node.name}', which has no value")
         if node in self.multi:
             raise ImportFailure(user, f"uses '{node.name}' (a list of {len(types)} "
                                       "values) as a single value")
-        return self.values[node], types[0]
+        return self.values[node][0], types[0]
 
     # -- nodes ---------------------------------------------------------------
 
-    def placeholder(self, node: fx.Node) -> str:
+    def placeholder(self, node: fx.Node) -> dict[str, Any]:
         ty = self._type_of(node, node.meta.get("val", node.meta.get("example_value")))
-        self.values[node] = f"%{node.name}"
-        self.types[node] = [ty]
-        return f'%{node.name}: {ty} loc("{node.name}")'
+        (value,) = self._define(node, [ty])
+        return {"id": value, "type": ty, "loc": node.name}
 
     def get_attr(self, node: fx.Node) -> None:
         value = self.gm
@@ -133,15 +142,13 @@ class _FunctionBuilder:
             value = getattr(value, part, None)
         # Anything but a tensor (a higher-order op's subgraph) is opaque.
         ty = self._type_of(node, value) if isinstance(value, torch.Tensor) else OPAQUE
-        self._define(node, [ty])
-        self.lines.append(f'    %{node.name} = "fxmlir.get_attr"() {{name = '
-                          f'{mlir_attrs.string(node.target)}}} : () -> {ty} loc("{node.name}")')
+        self._emit(node, "fxmlir.get_attr", [], {"name": {"str": node.target}}, [ty])
 
     def call(self, node: fx.Node) -> None:
         if self._is_result_projection(node):
             source, index = node.args
             index %= len(self.types[source])
-            self.values[node] = f"{self.values[source]}#{index}"
+            self.values[node] = [self.values[source][index]]
             self.types[node] = [self.types[source][index]]
             return
         if "val" in node.meta or "example_value" in node.meta:
@@ -162,28 +169,21 @@ class _FunctionBuilder:
             self.result.generic_ops += 1
             self.result.mutation_ops += node in self.touches_mutation
 
-    def output(self, node: fx.Node) -> list[str]:
+    def output(self, node: fx.Node) -> list[int]:
         leaves, _ = pytree.tree_flatten(node.args[0])
-        names, types = [], []
+        returned = []
         for leaf in leaves:
             if leaf is None:
-                names.append(self._none())
-                types.append("none")
+                returned.append(self._none())
             elif isinstance(leaf, fx.Node):
-                name, ty = self._use(leaf, node)
-                names.append(name)
-                types.append(ty)
+                returned.append(self._use(leaf, node)[0])
             else:
                 raise ImportFailure(node, f"returns the constant {leaf!r}")
-        if names:
-            self.lines.append(f"    func.return {', '.join(names)} : {', '.join(types)}")
-        else:
-            self.lines.append("    func.return")
-        return types
+        return returned
 
     # -- helpers -------------------------------------------------------------
 
-    def _type_of(self, node: fx.Node, value: Any) -> str:
+    def _type_of(self, node: fx.Node, value: Any) -> Type:
         """The value's MLIR type, OPAQUE for what has none."""
         try:
             return value_type(value)
@@ -198,11 +198,17 @@ class _FunctionBuilder:
                    and type(user.args[1]) is int and -size <= user.args[1] < size
                    for user in node.users)
 
-    def _define(self, node: fx.Node, types: list[str]) -> str:
+    def _define(self, node: fx.Node, types: list[Type]) -> list[int]:
         self.types[node] = types
-        name = f"%{node.name}"
-        self.values[node] = name
-        return f"{name}:{len(types)}" if node in self.multi else name
+        self.values[node] = [self._new_id() for _ in types]
+        return self.values[node]
+
+    def _emit(self, node: fx.Node, name: str, operands: list[int],
+              attributes: dict[str, Any], result_types: list[Type]) -> None:
+        ids = self._define(node, result_types)
+        self.ops.append({"name": name, "operands": operands, "attributes": attributes,
+                         "results": [{"id": i, "type": t} for i, t in zip(ids, result_types)],
+                         "loc": node.name})
 
     def _is_result_projection(self, node: fx.Node) -> bool:
         if node.op != "call_function" or node.target is not operator.getitem:
@@ -210,23 +216,18 @@ class _FunctionBuilder:
         source, index = node.args
         return isinstance(source, fx.Node) and source in self.multi
 
-    def _results(self, node: fx.Node, types: list[str]) -> tuple[str, str]:
-        lhs = f"{self._define(node, types)} = " if types else ""
-        rhs = types[0] if len(types) == 1 else f"({', '.join(types)})"
-        return lhs, rhs
-
     def _is_tensor_value(self, value: Any) -> bool:
         return isinstance(value, fx.Node) and value in self.types and \
-            value not in self.multi and self.types[value][0].startswith("tensor<")
+            value not in self.multi and is_tensor(self.types[value][0])
 
     def _emit_typed(self, node: fx.Node, op: torch._ops.OpOverload, args: tuple,
-                    kwargs: dict, result_types: list[str]) -> bool:
+                    kwargs: dict, result_types: list[Type]) -> bool:
         """Emits the generated op for `op`; False when it has none or the
         call's arguments are not all constants and tensor values."""
         signature = aten_calls.typed_signature(op)
         if signature is None or not self.is_registered_op(schema.mlir_op_name(op)):
             return False
-        if any(not t.startswith("tensor<") for t in result_types):
+        if not all(is_tensor(t) for t in result_types):
             return False
         variadic = any(r.kind is schema.ResultKind.TENSOR_LIST for r in signature.results)
         if not variadic and len(result_types) != len(signature.results):
@@ -242,10 +243,9 @@ class _FunctionBuilder:
             bound["end"] = sys.maxsize  # torch's spelling of "to the end"
         if not aten_calls.fits(signature, bound, self._is_tensor_value):
             return False
-        operands: list[str] = []
-        operand_types: list[str] = []
+        operands: list[int] = []
         segments: list[int] = []
-        attributes: list[str] = []
+        attributes: dict[str, Any] = {}
         for arg in signature.args:
             value = bound[arg.name]
             if arg.is_operand:
@@ -258,13 +258,11 @@ class _FunctionBuilder:
                     if item is None and arg.kind in (schema.ArgKind.OPTIONAL_TENSOR,
                                                      schema.ArgKind.OPTIONAL_TENSOR_LIST):
                         operands.append(self._none())
-                        operand_types.append("none")
                     elif isinstance(item, fx.Node):
-                        name, ty = self._use(item, node)
-                        if not ty.startswith("tensor<"):
+                        value, ty = self._use(item, node)
+                        if not is_tensor(ty):
                             return False
-                        operands.append(name)
-                        operand_types.append(ty)
+                        operands.append(value)
                     else:
                         return False
                 segments.append(len(items))
@@ -276,17 +274,12 @@ class _FunctionBuilder:
                        for v in pytree.tree_leaves(value)):
                     return False
                 try:
-                    attributes.append(f"{arg.ods_name} = {mlir_attrs.typed(value, arg.attr.value)}")
+                    attributes[arg.ods_name] = mlir_attrs.typed(value, arg.attr.value)
                 except (UnsupportedValue, TypeError, ValueError):
                     return False
         if aten_calls.has_operand_segments(signature):
-            attributes.append("operandSegmentSizes = array<i32: "
-                              + ", ".join(map(str, segments)) + ">")
-        lhs, rhs = self._results(node, result_types)
-        attr_dict = f" {{{', '.join(attributes)}}}" if attributes else ""
-        self.lines.append(
-            f'    {lhs}"{schema.mlir_op_name(op)}"({", ".join(operands)}){attr_dict} : '
-            f'({", ".join(operand_types)}) -> {rhs} loc("{node.name}")')
+            attributes["operandSegmentSizes"] = {"i32s": segments}
+        self._emit(node, schema.mlir_op_name(op), operands, attributes, result_types)
         return True
 
     @staticmethod
@@ -325,7 +318,7 @@ class _FunctionBuilder:
                 return sizes
         return spelled
 
-    def _emit_generic(self, node: fx.Node, result_types: list[str]) -> None:
+    def _emit_generic(self, node: fx.Node, result_types: list[Type]) -> None:
         operands: list[fx.Node] = []
         index: dict[fx.Node, int] = {}
 
@@ -349,15 +342,14 @@ class _FunctionBuilder:
             # Symbolic sizes that are the result's: no SymInt operand (the
             # op then lowers alone in a JIT region), read back by the exporter.
             call_args[1] = self._result_shape_sizes(node, call_args[1])
-        args = mlir_attrs.constant(call_args, operand, pyobject)
-        kwargs = ", ".join(f"{mlir_attrs.string(k)} = {mlir_attrs.constant(v, operand, pyobject)}"
-                           for k, v in node.kwargs.items())
-        used = [self._use(arg, node) for arg in operands]
-        lhs, rhs = self._results(node, result_types)
-        self.lines.append(
-            f'    {lhs}"fxmlir.call"({", ".join(n for n, _ in used)}) '
-            f'{{target = {mlir_attrs.string(name)}, args = {args}, kwargs = {{{kwargs}}}}} : '
-            f'({", ".join(t for _, t in used)}) -> {rhs} loc("{node.name}")')
+        attributes = {
+            "target": {"str": name},
+            "args": mlir_attrs.constant(call_args, operand, pyobject),
+            "kwargs": {"dict": {k: mlir_attrs.constant(v, operand, pyobject)
+                                for k, v in node.kwargs.items()}},
+        }
+        used = [self._use(arg, node)[0] for arg in operands]
+        self._emit(node, "fxmlir.call", used, attributes, result_types)
 
 
 def _schema_name(target: Any) -> str | None:
@@ -368,10 +360,10 @@ def _schema_name(target: Any) -> str | None:
 
 def import_graph(gm: fx.GraphModule, func_name: str,
                  is_registered_op: Callable[[str], bool]) -> ImportedGraph:
-    """The MLIR text of `gm` as one `func.func @func_name`."""
+    """`gm` as one function `func_name` of a JSON graph."""
     builder = _FunctionBuilder(gm, func_name, is_registered_op)
-    arguments: list[str] = []
-    result_types: list[str] = []
+    arguments: list[dict[str, Any]] = []
+    returns: list[int] = []
     for node in gm.graph.nodes:
         try:
             if node.op == "placeholder":
@@ -381,11 +373,9 @@ def import_graph(gm: fx.GraphModule, func_name: str,
             elif node.op in ("call_function", "call_method", "call_module"):
                 builder.call(node)
             elif node.op == "output":
-                result_types = builder.output(node)
+                returns = builder.output(node)
         except UnsupportedValue as e:  # a value or argument with no fxmlir form
             raise ImportFailure(node, f"{type(e).__name__}: {e}") from e
-    signature = f"({', '.join(result_types)})"
-    text = "\n".join([f"func.func @{func_name}({', '.join(arguments)}) -> {signature} {{",
-                      *builder.lines, "}", ""])
-    builder.result.text = text
+    builder.result.graph = {"functions": [{"name": func_name, "arguments": arguments,
+                                           "ops": builder.ops, "returns": returns}]}
     return builder.result

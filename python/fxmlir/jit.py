@@ -74,7 +74,7 @@ def outline(fn: Callable[..., Any], *example: torch.Tensor, min_ops: int = 2,
     gm = make_fx(fn)(*example)
     context = _C.Context()
     imported = importer.import_graph(gm, "graph", context.is_registered_op)
-    module = context.parse(imported.text)
+    module = context.import_graph(json.dumps(imported.graph))
     module.outline_jit_regions(min_ops=min_ops, cost_model=cost_model)
     return JitGraph(module)
 

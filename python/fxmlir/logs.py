@@ -54,6 +54,11 @@ def _artifact(name: str) -> logging.Logger | None:
     return torch._logging.getArtifactLogger(LOG, name)
 
 
+def wants_ir() -> bool:
+    """Whether the fxmlir_ir artifact logs each module as imported."""
+    return _artifact("fxmlir_ir") is not None
+
+
 def _trace(name: str, payload: Callable[[], Any], encoding: str = "json") -> None:
     """A structured-trace artifact (no-op unless TORCH_TRACE is set)."""
     from torch._logging import trace_structured

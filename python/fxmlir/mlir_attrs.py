@@ -1,8 +1,8 @@
-"""How Python constants are spelled as MLIR attributes, and back.
+"""Python constants as the core's tagged JSON attributes, and back: one
+codec for the importer (encode: constant, typed) and the exporter (decode).
 
-The importer writes attributes as MLIR text; the exporter reads them back from
-the core's JSON form, where every attribute is tagged with its kind
-({"int": 1}, {"float": "0.1"}, {"list": [...]}, ...). Values without a
+Every attribute is tagged with its kind ({"int": 1}, {"float": "0.1"},
+{"list": [...]}, ...); the core alone spells them in MLIR. Values without a
 natural attribute travel as one-entry dictionaries: a tuple is
 `{tuple = [...]}`, a slice `{slice = [start, stop, step]}`, a layout
 `{layout = "strided"}`, a memory format `{memory_format = "channels_last"}`,
@@ -15,116 +15,96 @@ table of such objects.
 
 from __future__ import annotations
 
-import math
-import struct
 from typing import Any, Callable
 
 import torch
 
-from fxmlir.mlir_types import UnsupportedValue, device_attr, dtype_to_mlir, mlir_to_dtype
-
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t"}
-
-
-def string(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ch.isprintable() and ord(ch) < 128:
-            out.append(ch)
-        else:  # MLIR strings escape bytes as \XX
-            out.extend(f"\\{b:02X}" for b in ch.encode())
-    return '"' + "".join(out) + '"'
-
-
-def float_literal(value: float) -> str:
-    """A literal that parses back to exactly `value` (nan and inf as bits)."""
-    if not math.isfinite(value):
-        return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
-    text = repr(float(value))
-    if "." not in text:  # MLIR needs a '.' in a float literal: 1e-05 -> 1.0e-05
-        mantissa, _, exponent = text.partition("e")
-        text = f"{mantissa}.0" + (f"e{exponent}" if exponent else "")
-    return text
-
+from fxmlir.mlir_types import UnsupportedValue, dtype_to_mlir, mlir_to_dtype
 
 def _enum_name(value: Any) -> str:
     return str(value).removeprefix("torch.")
 
 
+def _float(value: float) -> dict[str, str]:
+    # As text, so that inf and nan travel too; repr round-trips exactly.
+    return {"float": repr(float(value))}
+
+
+def _wrapped(key: str, value: dict[str, Any]) -> dict[str, Any]:
+    """A value without an attribute of its own: a one-entry dictionary."""
+    return {"dict": {key: value}}
+
+
 def constant(value: Any, operand: Callable[[Any], int] | None = None,
-             pyobject: Callable[[Any], int] | None = None) -> str:
+             pyobject: Callable[[Any], int] | None = None) -> dict[str, Any]:
     """An untyped constant (inside a fxmlir.call's args); `operand` maps an FX
     node to its operand index, `pyobject` a value without an attribute to its
     index in the import's object table (without it such values raise
     UnsupportedValue)."""
     if operand is not None and isinstance(value, torch.fx.Node):
-        return f"#fxmlir.operand<{operand(value)}>"
+        return {"operand": operand(value)}
 
-    def rec(v: Any) -> str:
+    def rec(v: Any) -> dict[str, Any]:
         return constant(v, operand, pyobject)
 
     if value is None:
-        return "#fxmlir.none"
+        return {"none": None}
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return {"bool": value}
     if isinstance(value, int):
-        return f"{value} : i64"
+        return {"int": value}
     if isinstance(value, float):
-        return f"{float_literal(value)} : f64"
+        return _float(value)
     if isinstance(value, str):
-        return string(value)
+        return {"str": value}
     if isinstance(value, torch.dtype):
-        return dtype_to_mlir(value)
+        return {"dtype": dtype_to_mlir(value)}
     if isinstance(value, torch.device):
-        return device_attr(value)
+        return {"device": str(value)}
     if isinstance(value, torch.layout):
-        return f"{{layout = {string(_enum_name(value))}}}"
+        return _wrapped("layout", {"str": _enum_name(value)})
     if isinstance(value, torch.memory_format):
-        return f"{{memory_format = {string(_enum_name(value))}}}"
+        return _wrapped("memory_format", {"str": _enum_name(value)})
     if isinstance(value, list):
-        return "[" + ", ".join(map(rec, value)) + "]"
+        return {"list": [rec(v) for v in value]}
     if isinstance(value, tuple):
-        return "{tuple = [" + ", ".join(map(rec, value)) + "]}"
+        return _wrapped("tuple", {"list": [rec(v) for v in value]})
     if isinstance(value, slice):
-        return "{slice = [" + ", ".join(map(rec, (value.start, value.stop, value.step))) + "]}"
+        return _wrapped("slice", {"list": [rec(value.start), rec(value.stop), rec(value.step)]})
     if value is Ellipsis:
-        return "{ellipsis = []}"
+        return _wrapped("ellipsis", {"list": []})
     if isinstance(value, complex):
-        return f"{{complex = [{rec(value.real)}, {rec(value.imag)}]}}"
+        return _wrapped("complex", {"list": [rec(value.real), rec(value.imag)]})
     if isinstance(value, torch._ops.OpOverload):
-        return f"{{op = {string(value._schema.name + '.' + value._overloadname)}}}"
+        return _wrapped("op", {"str": value._schema.name + "." + value._overloadname})
     if pyobject is not None:
-        return f"{{pyobject = {pyobject(value)} : i64}}"
+        return _wrapped("pyobject", {"int": pyobject(value)})
     raise UnsupportedValue(f"constant {value!r} of type {type(value).__name__} "
                            "has no fxmlir attribute")
 
 
-def typed(value: Any, kind: str) -> str:
+def typed(value: Any, kind: str) -> dict[str, Any]:
     """A constant for an attribute of a generated op, by its schema kind."""
     if kind == "int":
-        return f"{int(value)} : i64"
+        return {"int": int(value)}
     if kind == "float":
-        return f"{float_literal(float(value))} : f64"
+        return _float(value)
     if kind == "bool":
-        return "true" if value else "false"
+        return {"bool": bool(value)}
     if kind in ("str", "layout", "memory_format"):
-        return string(value if isinstance(value, str) else _enum_name(value))
+        return {"str": value if isinstance(value, str) else _enum_name(value)}
     if kind == "scalar":
         return constant(value)
     if kind == "dtype":
-        return dtype_to_mlir(value)
+        return {"dtype": dtype_to_mlir(value)}
     if kind == "device":
-        return device_attr(value)
+        return {"device": str(torch.device(value))}
     if kind == "int_list":
-        return "array<i64" + "".join(f"{', ' if i else ': '}{int(v)}" for i, v in enumerate(value)) + ">"
+        return {"ints": [int(v) for v in value]}
     if kind == "float_list":
-        return "array<f64" + "".join(f"{', ' if i else ': '}{float_literal(float(v))}"
-                                     for i, v in enumerate(value)) + ">"
+        return {"floats": [repr(float(v)) for v in value]}
     if kind == "bool_list":
-        return "array<i1" + "".join(f"{', ' if i else ': '}{'true' if v else 'false'}"
-                                    for i, v in enumerate(value)) + ">"
+        return {"bools": [bool(v) for v in value]}
     raise UnsupportedValue(f"unknown attribute kind {kind!r}")
 
 
@@ -150,7 +130,7 @@ def decode(attr: dict, operands: list[Any] | None = None,
         return mlir_to_dtype(value)
     if tag == "device":
         return torch.device(value)
-    if tag == "ints" or tag == "bools":
+    if tag in ("ints", "i32s", "bools"):
         return list(value)
     if tag == "floats":
         return [float(v) for v in value]

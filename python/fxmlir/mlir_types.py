@@ -1,9 +1,10 @@
-"""How torch values are spelled as MLIR types, and back.
+"""How torch values are typed in the core's JSON graph, and back.
 
-Tensors are builtin ranked tensors whose encoding is the device:
-`tensor<?x4096xbf16, #fxmlir.device<"cuda:0">>`; symbolic dims are `?`.
-Python scalars and SymInts/SymFloats/SymBools are i64/f64/i1 values and None is
-the builtin `none` type.
+A tensor is {"kind": "tensor", "shape": [...], "dtype": "bf16", "device":
+"cuda:0"}, -1 for a symbolic dim (the core makes it a ranked tensor whose
+encoding is the device); Python scalars and SymInts/SymFloats/SymBools are
+i64/f64/i1 scalars and None is {"kind": "none"}. Element types are named as
+the core names them ("f32", "si64").
 """
 
 from __future__ import annotations
@@ -49,33 +50,37 @@ def mlir_to_dtype(name: str) -> torch.dtype:
         raise UnsupportedValue(f"element type {name} has no torch dtype") from None
 
 
-def device_attr(device: torch.device | str) -> str:
-    return f'#fxmlir.device<"{torch.device(device)}">'
-
-
-def _dim(size: Any) -> str:
+def _dim(size: Any) -> int:
     # A SymInt that the shape environment has pinned to a constant is still a
-    # symbol in the graph; only plain ints are static dims.
-    return str(size) if type(size) is int else "?"
+    # symbol in the graph; only plain ints are static dims (-1: dynamic).
+    return size if type(size) is int else -1
 
 
-def tensor_type(tensor: torch.Tensor) -> str:
+def tensor_type(tensor: torch.Tensor) -> dict[str, Any]:
     if tensor.layout != torch.strided or tensor.is_quantized:
         raise UnsupportedValue(f"{tensor.layout} tensors are not supported")
-    dims = "".join(f"{_dim(s)}x" for s in tensor.shape)
-    return f"tensor<{dims}{dtype_to_mlir(tensor.dtype)}, {device_attr(tensor.device)}>"
+    return {"kind": "tensor", "shape": [_dim(s) for s in tensor.shape],
+            "dtype": dtype_to_mlir(tensor.dtype), "device": str(tensor.device)}
 
 
-def value_type(value: Any) -> str:
-    """The MLIR type of an FX node's `meta["val"]` (a single value)."""
+NONE = {"kind": "none"}
+
+
+def value_type(value: Any) -> dict[str, Any]:
+    """The type of an FX node's `meta["val"]` (a single value), in the
+    core's JSON form."""
     if isinstance(value, torch.Tensor):
         return tensor_type(value)
     if isinstance(value, (bool, torch.SymBool)):
-        return "i1"
+        return {"kind": "scalar", "dtype": "i1"}
     if isinstance(value, (int, torch.SymInt)):
-        return "i64"
+        return {"kind": "scalar", "dtype": "i64"}
     if isinstance(value, (float, torch.SymFloat)):
-        return "f64"
+        return {"kind": "scalar", "dtype": "f64"}
     if value is None:
-        return "none"
+        return NONE
     raise UnsupportedValue(f"values of type {type(value).__name__} are not supported")
+
+
+def is_tensor(type_: dict[str, Any]) -> bool:
+    return type_["kind"] == "tensor"

@@ -44,7 +44,8 @@ def round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
                label: str | None = None,
                input_names: Mapping[str, str] | None = None) -> fx.GraphModule:
     """The graph after its round trip with the stage's passes; raises on any
-    failure. `latest`, if given, receives the module (text, then object) for
+    failure. `latest`, if given, receives the module (its JSON graph, then the
+    object) for
     failure dumps. `label` names the graph in dumps (the stage by default; a
     subgraph body's name). `input_names` labels placeholders in the dumped
     op graph (parameter names by placeholder name)."""
@@ -66,10 +67,14 @@ def _round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     context = _C.Context()
     start = time.perf_counter()
     imported = import_graph(gm, label, context.is_registered_op)
-    latest.append(imported.text)
-    dumper.write("input.mlir", imported.text)
-    module = context.parse(imported.text, f"{graph_id}/{label}.mlir")
+    graph_json = json.dumps(imported.graph)
+    latest.append(graph_json)
+    module = context.import_graph(graph_json, f"{graph_id}/{label}")
     latest.append(module)
+    # The module as imported, before its passes change it: for the dump and
+    # TORCH_LOGS=fxmlir_ir alone (printing costs what the import does).
+    imported_text = str(module) if dumper.enabled or logs.wants_ir() else ""
+    dumper.write("input.mlir", imported_text)
     times["import"] = (time.perf_counter() - start) * 1e3
     ops_before = _op_counts(module)
     dumper.module("imported", lambda: module.print(fx_names=True))
@@ -115,7 +120,7 @@ def _round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     dumper.write("compare.py", COMPARE_SOURCE)
     dumper.finish(summary)
     logs.round_trip_done(RoundTripRecord.from_summary(summary), summary,
-                         lambda: imported.text, lambda: str(module))
+                         lambda: imported_text, lambda: str(module))
     return exported
 
 

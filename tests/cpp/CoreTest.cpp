@@ -210,6 +210,66 @@ TEST_F(CoreTest, ExportsJsonGraphWithTaggedAttributes) {
   EXPECT_NE(json.find("\"returns\":[3]"), std::string::npos) << json;
 }
 
+// The Python importer hands the core toJson's form: built back, the module
+// prints as the one it came from, attributes of every tag included.
+TEST_F(CoreTest, JsonGraphBuildsTheModuleItWasExportedFrom) {
+  constexpr const char *kTagged = R"mlir(
+func.func @forward(%x: tensor<?x8xbf16, #fxmlir.device<"cuda:0">>) -> (tensor<?x8xbf16, #fxmlir.device<"cuda:0">>, none) {
+  %none = "fxmlir.none"() : () -> none
+  %0 = "fxmlir.call"(%x) {target = "aten::x", args = [#fxmlir.operand<0>, 1.5e-05 : f64, 0x7FF0000000000000 : f64, "a\22b", true, bf16, #fxmlir.device<"cpu">, #fxmlir.none, {tuple = [1 : i64, -2 : i64]}], kwargs = {k = array<i64: 1, 2>, f = array<f64: 0.5>, b = array<i1: true>}} : (tensor<?x8xbf16, #fxmlir.device<"cuda:0">>) -> tensor<?x8xbf16, #fxmlir.device<"cuda:0">> loc("call")
+  return %0, %none : tensor<?x8xbf16, #fxmlir.device<"cuda:0">>, none
+}
+)mlir";
+  Module module = Module::parse(context, kTagged);
+  Module built = Module::fromJson(context, module.toJson(), "tagged");
+  EXPECT_EQ(built.str(/*generic=*/false, /*fxNames=*/true),
+            module.str(/*generic=*/false, /*fxNames=*/true));
+  Module again = Module::fromJson(context, Module::parse(context, kBiasGelu).toJson());
+  EXPECT_EQ(again.str(), Module::parse(context, kBiasGelu).str());
+}
+
+// A bad graph is an Error naming the FX node, never a crash.
+TEST_F(CoreTest, BadJsonGraphsNameTheNodeAndTheProblem) {
+  auto error = [&](const std::string &json) {
+    try {
+      Module::fromJson(context, json, "g");
+    } catch (const Error &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  auto graph = [](const std::string &op) {
+    return R"({"functions": [{"name": "f", "arguments": [{"id": 0, "type": )"
+           R"({"kind": "tensor", "shape": [2], "dtype": "f32", "device": "cpu"}}],)"
+           R"( "ops": [)" + op + R"(], "returns": [1]}]})";
+  };
+  std::string tanh = R"({"name": "fxmlir.aten.tanh", "loc": "tanh_1", "operands": [0], )"
+                     R"("results": [{"id": 1, "type": {"kind": "tensor", "shape": [2], )"
+                     R"("dtype": "f32", "device": "cpu"}}]})";
+  EXPECT_EQ(error(graph(tanh)), "no error");
+  EXPECT_NE(error("{").find("cannot import g:"), std::string::npos);
+  std::string unknown = tanh;
+  unknown.replace(unknown.find("aten.tanh"), 9, "aten.nope");
+  EXPECT_NE(error(graph(unknown)).find("node 'tanh_1' (fxmlir.aten.nope): unknown op"),
+            std::string::npos)
+      << error(graph(unknown));
+  std::string early = tanh;
+  early.replace(early.find("[0]"), 3, "[7]");
+  EXPECT_NE(error(graph(early)).find("value 7 is used before it is defined"),
+            std::string::npos);
+  std::string badType = tanh;
+  badType.replace(badType.find("f32\", \"device"), 3, "f99");
+  EXPECT_NE(error(graph(badType)).find("unknown element type 'f99'"),
+            std::string::npos)
+      << error(graph(badType));
+  // Built but wrong: the verifier's message, at the node.
+  std::string wrongShape = tanh;
+  wrongShape.replace(wrongShape.rfind("[2]"), 3, "[3]");
+  std::string message = error(graph(wrongShape));
+  EXPECT_NE(message.find("does not verify"), std::string::npos) << message;
+  EXPECT_NE(message.find("tanh_1"), std::string::npos) << message;
+}
+
 TEST_F(CoreTest, ExplainsASiteThatDidNotFuse) {
   // The bias_add feeds gelu and the return: fusing would compute it twice.
   constexpr const char *kTwoUses = R"mlir(

@@ -111,7 +111,7 @@ llvm::json::Value JsonExporter::exportAttr(Attribute attr) {
   if (auto a = dyn_cast<DenseI64ArrayAttr>(attr))
     return Object{{"ints", Array(a.asArrayRef())}};
   if (auto a = dyn_cast<DenseI32ArrayAttr>(attr))
-    return Object{{"ints", Array(a.asArrayRef())}};
+    return Object{{"i32s", Array(a.asArrayRef())}};
   if (auto a = dyn_cast<DenseBoolArrayAttr>(attr))
     return Object{{"bools", Array(a.asArrayRef())}};
   if (auto a = dyn_cast<DenseF64ArrayAttr>(attr)) {

@@ -54,6 +54,11 @@ public:
   /// deeper than kMaxNestingDepth.
   static Module parse(Context &context, const std::string &text,
                       const std::string &bufferName = "<string>");
+  /// Builds and verifies the module of a JSON graph, in toJson's form (the
+  /// Python importer's, which spells no MLIR); `graphName` names it in
+  /// errors, which name the FX node of a bad op. Throws Error.
+  static Module fromJson(Context &context, const std::string &json,
+                         const std::string &graphName = "<graph>");
   Module(Module &&) noexcept;
   Module &operator=(Module &&) noexcept;
   ~Module();
