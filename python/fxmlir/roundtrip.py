@@ -73,7 +73,7 @@ def _round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     latest.append(module)
     # The module as imported, before its passes change it: for the dump and
     # TORCH_LOGS=fxmlir_ir alone (printing costs what the import does).
-    imported_text = str(module) if dumper.enabled or logs.wants_ir() else ""
+    imported_text = module.print(fx_names=True) if dumper.enabled or logs.wants_ir() else ""
     dumper.write("input.mlir", imported_text)
     times["import"] = (time.perf_counter() - start) * 1e3
     ops_before = _op_counts(module)

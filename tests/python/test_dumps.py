@@ -263,7 +263,8 @@ def test_mlir_dumps_keep_the_fx_names(tmp_path):
     # %0, %arg0, so a value can be followed from fx_before.py to final.mlir.
     train_once(tmp_path)
     folder = next(tmp_path.glob("*/graph_*/forward"))
-    for dump in (folder / "final.mlir", *folder.glob("[0-9][0-9]-*.mlir")):
+    for dump in (folder / "input.mlir", folder / "final.mlir",
+                 *folder.glob("[0-9][0-9]-*.mlir")):
         text = dump.read_text()
         assert "%primals_1" in text and "%addmm" in text, dump.name
         assert "%arg0" not in text, dump.name
