@@ -57,20 +57,25 @@ def _fits(rule: schema.ArgRule, value: Any, is_tensor: Callable[[Any], bool]) ->
             for v in value)
     if value is None:
         return rule.optional
-    expected = {
-        schema.AttrKind.INT: int, schema.AttrKind.FLOAT: (float, int),
-        schema.AttrKind.BOOL: bool, schema.AttrKind.STR: str,
-        schema.AttrKind.SCALAR: (int, float, bool), schema.AttrKind.DTYPE: torch.dtype,
-        schema.AttrKind.DEVICE: (torch.device, str), schema.AttrKind.LAYOUT: torch.layout,
-        schema.AttrKind.MEMORY_FORMAT: torch.memory_format,
-    }.get(attr)
+    expected = _ATTR_TYPES.get(attr)
     if expected is not None:
         return isinstance(value, expected) and (attr is schema.AttrKind.BOOL or
                                                 attr is schema.AttrKind.SCALAR or
                                                 not isinstance(value, bool))
-    element = {schema.AttrKind.INT_LIST: int, schema.AttrKind.FLOAT_LIST: (float, int),
-               schema.AttrKind.BOOL_LIST: bool}[attr]
+    element = _LIST_ELEMENT_TYPES[attr]
     return isinstance(value, (list, tuple)) and all(isinstance(v, element) for v in value)
+
+
+# The Python types each attribute kind takes (bools only where said).
+_ATTR_TYPES = {
+    schema.AttrKind.INT: int, schema.AttrKind.FLOAT: (float, int),
+    schema.AttrKind.BOOL: bool, schema.AttrKind.STR: str,
+    schema.AttrKind.SCALAR: (int, float, bool), schema.AttrKind.DTYPE: torch.dtype,
+    schema.AttrKind.DEVICE: (torch.device, str), schema.AttrKind.LAYOUT: torch.layout,
+    schema.AttrKind.MEMORY_FORMAT: torch.memory_format,
+}
+_LIST_ELEMENT_TYPES = {schema.AttrKind.INT_LIST: int, schema.AttrKind.FLOAT_LIST: (float, int),
+                       schema.AttrKind.BOOL_LIST: bool}
 
 
 def fits(signature: schema.OpSignature, bound: dict[str, Any],

@@ -270,8 +270,7 @@ class _FunctionBuilder:
                 if not arg.optional:
                     return False
             else:
-                if any(isinstance(v, (fx.Node, torch.SymInt, torch.SymFloat, torch.SymBool))
-                       for v in pytree.tree_leaves(value)):
+                if _is_symbolic(value):
                     return False
                 try:
                     attributes[arg.ods_name] = mlir_attrs.typed(value, arg.attr.value)
@@ -350,6 +349,17 @@ class _FunctionBuilder:
         }
         used = [self._use(arg, node)[0] for arg in operands]
         self._emit(node, "fxmlir.call", used, attributes, result_types)
+
+
+_SYMBOLIC = (fx.Node, torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
+def _is_symbolic(value: Any) -> bool:
+    """Whether a constant argument holds a graph value or a symbolic size
+    (an attribute must be a plain constant)."""
+    if isinstance(value, (list, tuple)):
+        return any(_is_symbolic(v) for v in value)
+    return isinstance(value, _SYMBOLIC)
 
 
 def _schema_name(target: Any) -> str | None:
