@@ -168,7 +168,7 @@ for phase in "$@"; do
     test) run_tests ;;
     steps) steps bf16; steps ops; steps f32 ;;
     memory) memory ;;
-    run) run_tests 150; steps bf16 200; memory 90; steps ops 40; steps f32 80 ;;
+    run) run_tests 150; steps bf16 240; memory 80; steps ops 35; steps f32 60 ;;
     *) echo "unknown phase $phase (pack, build, test, steps, memory, run)"; exit 2 ;;
   esac
 done
