@@ -262,6 +262,11 @@ TEST_F(CoreTest, BadJsonGraphsNameTheNodeAndTheProblem) {
   EXPECT_NE(error(graph(badType)).find("unknown element type 'f99'"),
             std::string::npos)
       << error(graph(badType));
+  std::string noId = tanh;
+  noId.replace(noId.find("\"id\": 1, "), 9, "");
+  EXPECT_NE(error(graph(noId)).find("node 'tanh_1' (fxmlir.aten.tanh): missing field 'id'"),
+            std::string::npos)
+      << error(graph(noId));
   // Built but wrong: the verifier's message, at the node.
   std::string wrongShape = tanh;
   wrongShape.replace(wrongShape.rfind("[2]"), 3, "[3]");

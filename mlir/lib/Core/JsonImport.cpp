@@ -39,6 +39,7 @@ private:
   void importFunction(ModuleOp module, const Object &function);
   void importOp(const Object &op);
   Type importType(const llvm::json::Value &type);
+  Type elementType(llvm::StringRef name);
   Attribute importAttr(const llvm::json::Value &attr);
   Value use(const llvm::json::Value &id);
   Location nameLoc(const Object &object);
@@ -60,6 +61,14 @@ static const Object &asObject(const llvm::json::Value &value,
   if (!object)
     fail(what + " is not a JSON object");
   return *object;
+}
+
+static const llvm::json::Value &field(const Object &object,
+                                      llvm::StringRef key) {
+  const llvm::json::Value *value = object.get(key);
+  if (!value)
+    fail("missing field '" + key + "'");
+  return *value;
 }
 
 static const Array &arrayField(const Object &object, llvm::StringRef key) {
@@ -115,22 +124,8 @@ Type JsonImporter::importType(const llvm::json::Value &value) {
   llvm::StringRef kind = stringField(type, "kind");
   if (kind == "none")
     return NoneType::get(context);
-  auto element = [&]() {
-    llvm::StringRef name = stringField(type, "dtype");
-    // Parsing a type sets up a parser: once per spelling.
-    Type &parsed = elementTypes[name];
-    if (!parsed) {
-      // A bad spelling is this importer's error, not the parser's message.
-      ScopedDiagnosticHandler quiet(context,
-                                    [](Diagnostic &) { return success(); });
-      parsed = parseType(name, context, nullptr, /*isKnownNullTerminated=*/false);
-    }
-    if (!parsed)
-      fail("unknown element type '" + name + "'");
-    return parsed;
-  };
   if (kind == "scalar")
-    return element();
+    return elementType(stringField(type, "dtype"));
   if (kind != "tensor")
     fail("unknown type kind '" + kind + "'");
   SmallVector<int64_t> shape;
@@ -142,7 +137,22 @@ Type JsonImporter::importType(const llvm::json::Value &value) {
   Attribute encoding;
   if (device)
     encoding = fxmlir::DeviceAttr::get(context, *device);
-  return RankedTensorType::get(shape, element(), encoding);
+  return RankedTensorType::get(shape, elementType(stringField(type, "dtype")),
+                               encoding);
+}
+
+Type JsonImporter::elementType(llvm::StringRef name) {
+  // Parsing a type sets up a parser: once per spelling.
+  Type &parsed = elementTypes[name];
+  if (!parsed) {
+    // A bad spelling is this importer's error, not the parser's message.
+    ScopedDiagnosticHandler quiet(context,
+                                  [](Diagnostic &) { return success(); });
+    parsed = parseType(name, context, nullptr, /*isKnownNullTerminated=*/false);
+  }
+  if (!parsed)
+    fail("unknown element type '" + name + "'");
+  return parsed;
 }
 
 Attribute JsonImporter::importAttr(const llvm::json::Value &value) {
@@ -173,9 +183,12 @@ Attribute JsonImporter::importAttr(const llvm::json::Value &value) {
       fail("attribute 'str' needs a string");
     return builder.getStringAttr(*s);
   }
-  if (tag == "dtype")
-    return TypeAttr::get(importType(Object{{"kind", "scalar"},
-                                           {"dtype", content}}));
+  if (tag == "dtype") {
+    std::optional<llvm::StringRef> name = content.getAsString();
+    if (!name)
+      fail("attribute 'dtype' needs a string");
+    return TypeAttr::get(elementType(*name));
+  }
   if (tag == "device") {
     std::optional<llvm::StringRef> s = content.getAsString();
     if (!s)
@@ -245,13 +258,13 @@ void JsonImporter::importOp(const Object &op) {
   const Array &results = arrayField(op, "results");
   for (const llvm::json::Value &result : results)
     state.types.push_back(
-        importType(*asObject(result, "a result").get("type")));
+        importType(field(asObject(result, "a result"), "type")));
   if (const Object *attrs = op.getObject("attributes"))
     for (const auto &[key, attr] : *attrs)
       state.addAttribute(key.str(), importAttr(attr));
   Operation *created = builder.create(state);
   for (auto [result, value] : llvm::zip_equal(results, created->getResults()))
-    values[integer(*asObject(result, "a result").get("id"), "a result id")] =
+    values[integer(field(asObject(result, "a result"), "id"), "a result id")] =
         value;
 }
 
@@ -262,10 +275,7 @@ void JsonImporter::importFunction(ModuleOp module, const Object &function) {
   const Array &arguments = arrayField(function, "arguments");
   for (const llvm::json::Value &value : arguments) {
     const Object &argument = asObject(value, "an argument");
-    const llvm::json::Value *type = argument.get("type");
-    if (!type)
-      fail("an argument of @" + name + " has no type");
-    inputs.push_back(importType(*type));
+    inputs.push_back(importType(field(argument, "type")));
     locs.push_back(nameLoc(argument));
   }
   builder.setInsertionPointToEnd(module.getBody());
@@ -275,7 +285,7 @@ void JsonImporter::importFunction(ModuleOp module, const Object &function) {
   for (auto [value, arg, loc] :
        llvm::zip_equal(arguments, body->getArguments(), locs)) {
     arg.setLoc(loc);
-    values[integer(*asObject(value, "an argument").get("id"),
+    values[integer(field(asObject(value, "an argument"), "id"),
                    "an argument id")] = arg;
   }
   builder.setInsertionPointToEnd(body);
