@@ -19,10 +19,11 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._dynamo.exc import RestartAnalysis
 from torch._functorch.partitioners import default_partition, min_cut_rematerialization_partition
 
-from fxmlir import float_inputs, logs
+from fxmlir import float_inputs, logs, returned_logits
 from fxmlir.config import REMOVED, BackendOptions, Options
 from fxmlir.dump import summary_fields
 from fxmlir.fallback import FallbackError
+from fxmlir.layer_norm_stats import fixing_statistics
 from fxmlir.memory import saved_for_backward
 from fxmlir.mutation import writes_an_input
 from fxmlir.roundtrip import round_trip_or_fallback
@@ -160,12 +161,15 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
     # check fails). Writes to memory the graph allocates are no such risk.
     partition = default_partition if writes_an_input(dynamo_graph.graph) \
         else min_cut_rematerialization_partition
+    partition = fixing_statistics(partition)
     autodiff = aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
                             inference_compiler=compiler("inference"), partition_fn=partition)
     if gm is dynamo_graph:
         return autodiff(gm, example_inputs)
+    heads = returned_logits.detach(gm)
     try:
-        return autodiff(gm, example_inputs)
+        compiled = autodiff(gm, example_inputs)
+        return returned_logits.reattached(compiled, heads) if heads else compiled
     except RestartAnalysis:  # Dynamo's signal to trace the frame again, not a failure
         raise
     except FallbackError:  # strict: a later stage's fallback, which names that stage

@@ -22,6 +22,7 @@ from torch.utils import _pytree as pytree
 
 from fxmlir import aten_calls, mlir_attrs, schema
 from fxmlir.importer import ImportedGraph, node_value
+from fxmlir.inplace_sums import sum_in_place
 from fxmlir.symbolic_sizes import DYNAMIC_SIZE, RESULT_SHAPE_SIZES, SizeValues
 
 
@@ -220,12 +221,15 @@ class _GraphBuilder:
         with modes[0]:
             return node.target(*args, **kwargs)
 
-    def finish(self, original: fx.GraphModule, returns: list[int]) -> fx.GraphModule:
+    def finish(self, original: fx.GraphModule, returns: list[int],
+               in_place_sums: bool) -> fx.GraphModule:
         (output,) = [n for n in original.graph.nodes if n.op == "output"]
         _, spec = pytree.tree_flatten(output.args[0])
         values = [self.value(i) for i in returns]
         new_output = self.graph.output(pytree.tree_unflatten(values, spec))
         new_output.meta = copy.copy(output.meta)
+        if in_place_sums:
+            sum_in_place(self.graph)
         gm = fx.GraphModule(original, self.graph, original.__class__.__name__)
         gm.meta = copy.copy(getattr(original, "meta", {}))
         return gm
@@ -261,9 +265,12 @@ def _is_tensor_node(value: Any) -> bool:
 
 
 def export_graph(module_json: dict, imported: ImportedGraph, original: fx.GraphModule,
-                 jit_functions: Mapping[str, str] | None = None) -> fx.GraphModule:
+                 jit_functions: Mapping[str, str] | None = None,
+                 in_place_sums: bool = False) -> fx.GraphModule:
     """Rebuilds `original` (whose import is `imported`) from the module;
-    `jit_functions` holds the text of the regions its mlir_jit ops call."""
+    `jit_functions` holds the text of the regions its mlir_jit ops call.
+    `in_place_sums`: sums write into a dying addend (fxmlir.inplace_sums;
+    for graphs run as they are, not traced again)."""
     (function,) = [f for f in module_json["functions"] if f["name"] == imported.func_name]
     jit_functions = jit_functions or {}
     used = {i for op in function["ops"] for i in op["operands"]} | set(function["returns"])
@@ -283,4 +290,4 @@ def export_graph(module_json: dict, imported: ImportedGraph, original: fx.GraphM
             raise
         except Exception as e:
             raise ExportFailure(f"op {op['name']} ({op.get('loc', 'no name')}): {e}") from e
-    return builder.finish(original, function["returns"])
+    return builder.finish(original, function["returns"], in_place_sums)

@@ -142,6 +142,8 @@ def backward_fused_linear_cross_entropy(a: SimpleNamespace, grad: torch.Tensor,
     """Returned logits are read, not recomputed, and their gradient joins
     the loss's block by block."""
     returned = a.return_logits
+    if grad is None:  # only the logits were differentiated
+        grad = a.lse.new_zeros(())
     grad_x, grad_weight, grad_bias = fxmlir_ops.fused_linear_cross_entropy_grad(
         grad, a.grad_logits if returned else None, a.x, a.weight, a.bias, a.target,
         a.logits if returned else None, a.lse, a.reduction, a.ignore_index)
@@ -164,6 +166,10 @@ def _register_autograd(op: FusedOp) -> None:
         outputs = output if isinstance(output, tuple) else (output,)
         ctx.mark_non_differentiable(*(value for name, value in zip(results[1:], outputs[1:])
                                       if name not in op.differentiable))
+        if op.differentiable:
+            # A result nobody differentiated gets None, not zeros of its
+            # size (a [tokens, vocabulary] tensor for returned logits).
+            ctx.set_materialize_grads(False)
         values = dict(zip(names, inputs)) | dict(zip(results, outputs))
         ctx.save_for_backward(*(values[n] for n in op.saves))
         ctx.constants = {n: v for n, v in values.items()

@@ -98,7 +98,9 @@ def _round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
                                                    reason))
     start = time.perf_counter()
     module_json = json.loads(module.to_json())
-    exported = export_graph(module_json, imported, gm, regions)
+    # AOTAutograd's graphs run as they are: their sums may reuse a buffer.
+    exported = export_graph(module_json, imported, gm, regions,
+                            in_place_sums=stage != "before_autodiff")
     times["export"] = (time.perf_counter() - start) * 1e3
     ops_after = _op_counts(module)
     summary = {

@@ -6,6 +6,7 @@ F.cross_entropy spell the loss, and the memory it exists to save."""
 from __future__ import annotations
 
 import copy
+from typing import Callable
 
 import pytest
 import torch
@@ -143,14 +144,15 @@ _FUSED = {"fxmlir::fused_linear_cross_entropy": 1, "fxmlir::fused_linear_cross_e
 
 @pytest.mark.parametrize("case, fused", [
     ("causal-tied", _FUSED), ("causal-untied-sum", _FUSED), ("masked-bias", _FUSED),
-    ("causal-bf16-autocast-returns-logits", _FUSED),
-    # Returned float32 logits: fusing would save no memory (docs/memory.md).
-    ("causal-returns-logits", {})])
+    ("causal-bf16-autocast-returns-logits", _FUSED), ("causal-returns-logits", _FUSED),
+    # The user's loss reaches the returned logits too (fxmlir.returned_logits).
+    ("causal-returns-logits-differentiated", _FUSED),
+    ("masked-bias-bf16-autocast-returns-logits-differentiated", _FUSED)])
 def test_a_compiled_training_step_fuses_the_loss_and_trains_like_eager(case, fused):
     torch._dynamo.reset()
     torch.manual_seed(0)
     model = _LMHead(causal=case.startswith("causal"), tied=case == "causal-tied",
-                    returns_logits=case.endswith("returns-logits"))
+                    returns_logits="returns-logits" in case)
     eager = copy.deepcopy(model)
     compiled = torch.compile(model, backend=fxmlir.backend(strict=True))
     reduction = "sum" if case.endswith("sum") else "mean"
@@ -158,13 +160,19 @@ def test_a_compiled_training_step_fuses_the_loss_and_trains_like_eager(case, fus
     ids = torch.randint(0, VOCAB, (2, 24))
     labels = ids.clone()
     labels[0, :5] = -100  # padding
+    other = torch.randn(2, 24, VOCAB) / VOCAB
 
     def step(net) -> tuple[torch.Tensor, ...]:
         for p in net.parameters():
             p.grad = None
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
             outputs = net(ids, labels, reduction)
-        outputs[0].backward()
+        loss = outputs[0]
+        if net is compiled and len(outputs) > 1:  # autograd outside the graph
+            assert type(outputs[1].grad_fn).__name__ == "_LogitsGradBackward"
+        if case.endswith("differentiated"):
+            loss = loss + (outputs[1].float() * other).sum()
+        loss.backward()
         return tuple(o.detach() for o in outputs)
 
     got, want = step(compiled), step(eager)
@@ -194,6 +202,63 @@ def test_the_loss_peaks_at_a_fraction_of_eagers_memory():
         ops.fused_linear_cross_entropy(h, w, None, target, MEAN, -100, False)[0].backward()
 
     assert step_peak(fused).extra < 0.5 * step_peak(eager).extra
+
+
+@pytest.mark.parametrize("autocast", [False, True], ids=["f32", "bf16-autocast"])
+def test_unfused_returned_logits_are_differentiated_outside_the_graph_like_eager(autocast):
+    """Logits that fit in one block stay unfused: their `aten.linear`'s
+    returned output is detached and made differentiable again outside."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    x = torch.randn(2, 24, 32, requires_grad=True)
+    w, b = torch.randn(96, 32, requires_grad=True), torch.randn(96, requires_grad=True)
+    target = torch.randint(0, 96, (48,))
+    other = torch.randn(2, 24, 96)
+
+    def head(x, w, b):
+        logits = F.linear(x, w, b)
+        return F.cross_entropy(logits.float().view(-1, 96), target), logits
+
+    compiled = torch.compile(head, backend=fxmlir.backend(strict=True))
+    results = []
+    for run in (compiled, head):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss, logits = run(x, w, b)
+        total = loss + (logits.float() * other).sum()
+        results.append((logits, torch.autograd.grad(total, (x, w, b))))
+    (got_logits, got), (want_logits, want) = results
+    assert type(got_logits.grad_fn).__name__ == "_LogitsGradBackward"
+    assert got_logits.dtype == want_logits.dtype
+    tolerance = _tolerance(torch.bfloat16 if autocast else torch.float32)
+    for g, e in zip(got, want):
+        torch.testing.assert_close(g, e, rtol=tolerance["rtol"],
+                                   atol=tolerance["rtol"] * e.abs().max().item())
+
+
+@pytest.mark.parametrize("autocast", [False, True], ids=["f32", "bf16-autocast"])
+def test_a_step_that_returns_its_logits_peaks_under_half_of_eagers(autocast):
+    """Only the loss is differentiated: no zeros gradient of the returned
+    logits is made, inside the graph or out (fxmlir.returned_logits), and
+    the fused loss works in blocks. Measured: the f32 step peaked at 0.55x
+    eager's with those zeros, 0.32x without; bf16 at 0.40x."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = _LMHead(causal=True, tied=True, returns_logits=True)
+    eager = copy.deepcopy(model)
+    compiled = torch.compile(model, backend=fxmlir.backend(strict=True))
+    ids = torch.randint(0, VOCAB, (4, 64))
+
+    def step(net, run) -> Callable[[], None]:
+        def one() -> None:
+            for p in net.parameters():
+                p.grad = None
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+                loss, _ = run(ids, ids)
+            loss.backward()
+        return one
+
+    step(model, compiled)()
+    assert step_peak(step(model, compiled)).extra < 0.5 * step_peak(step(eager, eager)).extra
 
 
 def _cross_entropy_module(smoothing: float, rows: int = 1024) -> str:

@@ -60,10 +60,10 @@ def dumps(tmp_path_factory) -> dict[str, Path]:
     _train_step(clean)
     export = fxmlir.roundtrip.export_graph
 
-    def fail_in_backward(module_json, imported, gm, regions):
+    def fail_in_backward(module_json, imported, gm, regions, **kwargs):
         if imported.func_name == "backward":
             raise fxmlir.exporter.ExportFailure(REASON)
-        return export(module_json, imported, gm, regions)
+        return export(module_json, imported, gm, regions, **kwargs)
 
     def no_code(text, name):
         raise _C.Error(f"no code for @{name}")

@@ -195,10 +195,10 @@ def test_strict_names_the_stage_that_failed(monkeypatch):
 
     export = fxmlir.roundtrip.export_graph
 
-    def fail_in_forward(module_json, imported, gm, regions):
+    def fail_in_forward(module_json, imported, gm, regions, **kwargs):
         if imported.func_name == "forward":
             raise fxmlir.exporter.ExportFailure("injected")
-        return export(module_json, imported, gm, regions)
+        return export(module_json, imported, gm, regions, **kwargs)
 
     monkeypatch.setattr(fxmlir.roundtrip, "export_graph", fail_in_forward)
     compiled = torch.compile(nn.Sequential(nn.Linear(8, 8), nn.GELU()),

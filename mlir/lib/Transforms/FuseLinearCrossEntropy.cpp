@@ -12,8 +12,8 @@
 // (autocast's bf16 logits, `.float()`), the fused op computes and returns
 // it (`return_logits`), so that the gradient reaching it joins the loss's
 // in the op's backward instead of taking two more matrix products; float32
-// logits the graph returns are left unfused (no memory to save). Otherwise
-// the op computes the logits a block of columns at a time.
+// logits the graph reads elsewhere are left unfused (no memory to save).
+// Otherwise the op computes the logits a block of columns at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -131,14 +131,20 @@ struct FuseLinearCrossEntropyPattern : OpRewritePattern<CrossEntropyLossOp> {
     // fused op returns it, so that its gradient joins the loss's.
     Value logits = linear.getResult();
     bool returnLogits = !logits.hasOneUse();
-    // Returned float32 logits are saved for backward and get a (zeros)
-    // gradient either way; the unfused backward frees them before its
-    // weight gradient, the fused one holds a block more. Fusing saves memory
-    // where the logits are not returned, or are upcast for the loss.
-    if (returnLogits && element == rowsType.getElementType())
+    // Float32 logits the graph reads besides the loss are saved for backward
+    // and take a gradient either way; the unfused backward frees them before
+    // its weight gradient, the fused one holds a block more. Logits it only
+    // returns are differentiated outside the graph (fxmlir.returned_logits):
+    // fused, neither the log-softmax nor a gradient of them exists.
+    bool onlyReturned = llvm::all_of(logits.getUsers(), [&](Operation *user) {
+      return user == chainStart ||
+             user->hasTrait<mlir::OpTrait::IsTerminator>();
+    });
+    if (returnLogits && element == rowsType.getElementType() && !onlyReturned)
       return rewriter.notifyMatchFailure(
-          loss, "the graph returns float32 logits: fusing would save no "
-                "memory (they are kept for backward either way)");
+          loss, "the graph reads its float32 logits besides the loss and "
+                "returning them: fusing would save no memory (they are kept "
+                "for backward either way)");
     // The fused op stands where the loss is: the logits' other uses must
     // come after it.
     for (Operation *user : logits.getUsers())

@@ -63,7 +63,7 @@ func.func @bf16_sum(%x: !x, %w: !w, %b: !b, %t: !t) -> !loss {
 // Left alone: per-token losses, label smoothing, class weights, logits that
 // are not a linear layer's, a cast of the logits used elsewhere, a loss in
 // bf16 (no upcast), logits that fit in one block (%z2: 20 x 96); then
-// float32 logits the graph returns, and logits used before the loss.
+// float32 logits read besides the loss, and logits used before the loss.
 // CHECK-LABEL: func.func @negatives
 // CHECK-NOT: fused_linear_cross_entropy
 // CHECK-COUNT-7: fxmlir.aten.cross_entropy_loss
@@ -94,15 +94,28 @@ func.func @negatives(%x: !x, %w: !w, %t: !t, %cw: !cw, %other: !z,
 !t = tensor<1024xsi64, #fxmlir.device<"cpu">>
 !loss = tensor<f32, #fxmlir.device<"cpu">>
 
-// Float32 logits the graph returns: no memory to save.
+// Float32 logits the graph only returns fuse (the backend differentiates
+// them outside the graph); read by another op besides, they are kept for
+// backward either way, and fusing saves no memory.
 // CHECK-LABEL: func.func @returned_f32
-// CHECK-NOT: fused_linear_cross_entropy
-// CHECK: fxmlir.aten.cross_entropy_loss
+// CHECK: %[[LOSS:.*]], %{{.*}}, %[[Z:.*]] = fxmlir.fused_linear_cross_entropy {{.*}}return_logits = true
+// CHECK: return %[[LOSS]], %[[Z]]
 func.func @returned_f32(%x: !x, %w: !w, %t: !t) -> (!loss, !z) {
   %none = fxmlir.none
   %z = fxmlir.aten.linear %x, %w, %none : (!x, !w, none) -> !z
   %loss = fxmlir.aten.cross_entropy_loss %z, %t, %none {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = 1 : i64} : (!z, !t, none) -> !loss
   return %loss, %z : !loss, !z
+}
+
+// CHECK-LABEL: func.func @read_f32
+// CHECK-NOT: fused_linear_cross_entropy
+// CHECK: fxmlir.aten.cross_entropy_loss
+func.func @read_f32(%x: !x, %w: !w, %t: !t) -> (!loss, !z) {
+  %none = fxmlir.none
+  %z = fxmlir.aten.linear %x, %w, %none : (!x, !w, none) -> !z
+  %loss = fxmlir.aten.cross_entropy_loss %z, %t, %none {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = 1 : i64} : (!z, !t, none) -> !loss
+  %r = fxmlir.aten.relu %z : (!z) -> !z
+  return %loss, %r : !loss, !z
 }
 
 // -----

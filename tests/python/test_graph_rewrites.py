@@ -1,0 +1,94 @@
+"""Rewrites of the graphs around the round trip: sums into a dying addend
+(fxmlir.inplace_sums) and mixed-dtype layer norms' statistics typed as the
+CPU kernel makes them (fxmlir.layer_norm_stats)."""
+
+from __future__ import annotations
+
+import operator
+
+import torch
+import torch.nn.functional as F
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import fxmlir
+from fxmlir.inplace_sums import sum_in_place
+from fxmlir.layer_norm_stats import fix_statistics
+
+aten = torch.ops.aten
+
+
+def _traced(fn, *args) -> torch.fx.GraphModule:
+    return make_fx(fn, tracing_mode="fake")(*args)
+
+
+def _in_place(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    sum_in_place(gm.graph)
+    gm.recompile()
+    return gm
+
+
+def _adds(gm: torch.fx.GraphModule) -> list:
+    return [n.target for n in gm.graph.nodes if n.target in (aten.add.Tensor, aten.add_.Tensor)]
+
+
+def test_a_sum_writes_into_an_addend_only_the_sum_reads():
+    def grads(a, b, c):
+        return aten.mm(a, b) + aten.mm(b, c)  # both products die in the sum
+
+    a, b, c = (torch.randn(4, 4) for _ in range(3))
+    gm = _in_place(_traced(grads, a, b, c))
+    assert _adds(gm) == [aten.add_.Tensor]
+    torch.testing.assert_close(gm(a, b, c), grads(a, b, c))
+
+
+def test_a_sum_leaves_inputs_views_broadcasts_and_read_addends_alone():
+    def sums(x, y, row):
+        p = aten.mm(x, y)
+        return (x + y,  # graph inputs: the caller's memory
+                aten.t(aten.mm(x, y)) + y,  # a view of a product
+                aten.mm(x, y)[:1] + row,  # a broadcast row
+                p + y, p * 2)  # p is read again after the sum
+
+    x, y, row = torch.randn(4, 4), torch.randn(4, 4), torch.randn(4)
+    gm = _in_place(_traced(sums, x, y, row))
+    assert _adds(gm) == [aten.add.Tensor] * 4
+    for got, want in zip(gm(x, y, row), sums(x, y, row)):
+        torch.testing.assert_close(got, want)
+
+
+def test_a_mixed_dtype_layer_norms_statistics_are_typed_as_the_cpu_kernel_makes_them():
+    x = torch.randn(8, 16, dtype=torch.bfloat16)
+    w, b = torch.randn(16), torch.randn(16)
+    real = aten.native_layer_norm(x, [16], w, b, 1e-5)
+    gm = _traced(lambda x, w, b: aten.native_layer_norm(x, [16], w, b, 1e-5), x, w, b)
+    fix_statistics(gm)
+    (norm,) = gm.graph.find_nodes(op="call_function", target=aten.native_layer_norm.default)
+    assert [v.dtype for v in norm.meta["val"]] == [t.dtype for t in real]
+    stats = [u for u in norm.users if u.target is operator.getitem and u.args[1] > 0]
+    assert {u.meta["val"].dtype for u in stats} == {torch.float32}
+
+
+def test_a_bf16_layer_norm_with_float32_weights_trains_compiled():
+    """As BERT's masked-LM head under autocast: its statistics, saved for
+    backward, reach the backward's JIT region in the dtype the region was
+    compiled for (it fell back before)."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    h = torch.randn(64, 32, requires_grad=True)
+    w, decoder = torch.randn(32, 32, requires_grad=True), torch.randn(96, 32, requires_grad=True)
+    b, decoder_b = torch.randn(32, requires_grad=True), torch.randn(96, requires_grad=True)
+    ln_w, ln_b = torch.randn(32, requires_grad=True), torch.randn(32, requires_grad=True)
+    target = torch.randint(0, 96, (64,))
+
+    def step(x, weight, bias, norm_weight, norm_bias, decoder, decoder_bias):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = F.layer_norm(F.gelu(F.linear(x, weight, bias)), (32,), norm_weight, norm_bias)
+            logits = F.linear(y, decoder, decoder_bias)
+            return F.cross_entropy(logits.view(-1, 96), target), logits
+
+    compiled = torch.compile(step, backend=fxmlir.backend(strict=True))
+    inputs = (h, w, b, ln_w, ln_b, decoder, decoder_b)
+    got = torch.autograd.grad(compiled(*inputs)[0], inputs)
+    want = torch.autograd.grad(step(*inputs)[0], inputs)
+    for g, e in zip(got, want):
+        torch.testing.assert_close(g, e, rtol=2e-2, atol=4e-2 * e.abs().max().item())
