@@ -40,20 +40,18 @@ def _model(name: str) -> Any:
 
 def measure(name: str, impl: str) -> float:
     """Seconds of one compiled step's first call, in this process."""
-    import logging
-
     import torch
+
+    from fxmlir.dynamo_backend import skip_transformers_warning_once
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
     model = _model(name).train()
     # GPT-2 calls transformers' logger.warning_once in its forward, where
     # Dynamo breaks the graph; fxmlir has Dynamo skip the call (one graph
-    # instead of two, dynamo_backend.skip_transformers_warning_once). Every
-    # implementation here does, so that all compile the same graphs.
-    warning_once = getattr(logging.Logger, "warning_once", None)
-    if warning_once is not None:
-        torch._dynamo.config.ignore_logging_functions.add(warning_once)
+    # instead of two). Every implementation here does, so that all compile
+    # the same graphs.
+    skip_transformers_warning_once()
     ids = torch.randint(0, model.config.vocab_size, TOKENS[name])
     backend = {"dynamo": "eager", "inductor": "inductor", "fxmlir": "fxmlir"}[impl]
     compiled = torch.compile(model, backend=backend)

@@ -162,8 +162,15 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
     partition = default_partition if writes_an_input(dynamo_graph.graph) \
         else min_cut_rematerialization_partition
     partition = fixing_statistics(partition)
-    autodiff = aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
-                            inference_compiler=compiler("inference"), partition_fn=partition)
+    traced = aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
+                          inference_compiler=compiler("inference"), partition_fn=partition)
+
+    def autodiff(graph: fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
+        # No CSE of the joint graph: the forward's and backward's round
+        # trips run MLIR's cse, and AOTAutograd's imports Inductor's pattern
+        # matcher, half a second of a process's first call.
+        with torch._functorch.config.patch(cse=False):
+            return traced(graph, inputs)
     if gm is dynamo_graph:
         return autodiff(gm, example_inputs)
     heads = returned_logits.detach(gm)

@@ -241,3 +241,19 @@ def test_cuda_graphs_replay_new_masks_and_train():
     torch.testing.assert_close(model[2].bias.grad, (grad * kept * 2.0).sum(0))
     torch.testing.assert_close(model[2].weight.grad, (grad * kept * 2.0).t() @ hidden,
                                rtol=1e-3, atol=1e-3)
+
+
+def test_a_training_step_compiles_without_inductors_pattern_matcher(tmp_path):
+    """AOTAutograd's CSE of the joint graph imports Inductor's pattern
+    matcher, half a second of a process's first call; fxmlir's round trips
+    run MLIR's cse instead."""
+    code = textwrap.dedent("""
+        import sys, torch, fxmlir
+        model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.GELU(), torch.nn.Linear(8, 1))
+        compiled = torch.compile(model, backend=fxmlir.backend(strict=True))
+        compiled(torch.randn(4, 8)).sum().backward()
+        print("imported" if "torch._inductor.pattern_matcher" in sys.modules else "not imported")
+    """)
+    result = run_python(code, {}, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "not imported"
