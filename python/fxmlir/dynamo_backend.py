@@ -23,9 +23,9 @@ from fxmlir import float_inputs, logs, returned_logits
 from fxmlir.config import REMOVED, BackendOptions, Options
 from fxmlir.dump import summary_fields
 from fxmlir.fallback import FallbackError
-from fxmlir.layer_norm_stats import fixing_statistics
 from fxmlir.memory import saved_for_backward
 from fxmlir.mutation import writes_an_input
+from fxmlir.partition import prepared
 from fxmlir.roundtrip import round_trip_or_fallback
 from fxmlir.runtime_fallback import guarded, warn_traced_fallback
 
@@ -161,16 +161,9 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
     # check fails). Writes to memory the graph allocates are no such risk.
     partition = default_partition if writes_an_input(dynamo_graph.graph) \
         else min_cut_rematerialization_partition
-    partition = fixing_statistics(partition)
-    traced = aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
-                          inference_compiler=compiler("inference"), partition_fn=partition)
-
-    def autodiff(graph: fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
-        # No CSE of the joint graph: the forward's and backward's round
-        # trips run MLIR's cse, and AOTAutograd's imports Inductor's pattern
-        # matcher, half a second of a process's first call.
-        with torch._functorch.config.patch(cse=False):
-            return traced(graph, inputs)
+    partition = prepared(partition)
+    autodiff = aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
+                            inference_compiler=compiler("inference"), partition_fn=partition)
     if gm is dynamo_graph:
         return autodiff(gm, example_inputs)
     heads = returned_logits.detach(gm)

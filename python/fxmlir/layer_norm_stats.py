@@ -7,14 +7,14 @@ LayerNorm). torch's CPU kernel then returns the mean and rstd in float32, the
 weight's dtype, where its fake tensors (torch._refs.native_layer_norm) say
 the input's. A backward that reads saved statistics was traced, and its JIT
 regions compiled, for the fake dtype, and failed on the real one. Fixed in
-AOTAutograd's joint graph, before the partition: the forward and the
-backward then both see float32 statistics.
+AOTAutograd's joint graph, before the partition (fxmlir.partition): the
+forward and the backward then both see float32 statistics.
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable
+from typing import Any
 
 import torch
 import torch.fx as fx
@@ -51,11 +51,3 @@ def fix_statistics(joint: fx.GraphModule) -> None:
         for user in node.users:
             if user.target is operator.getitem and user.args[1] in (1, 2):
                 user.meta["val"] = node.meta["val"][user.args[1]]
-
-
-def fixing_statistics(partition: Callable[..., Any]) -> Callable[..., Any]:
-    """`partition` (AOTAutograd's partition_fn) on the fixed joint graph."""
-    def partition_fixed(joint: fx.GraphModule, joint_inputs: Any, **kwargs: Any) -> Any:
-        fix_statistics(joint)
-        return partition(joint, joint_inputs, **kwargs)
-    return partition_fixed

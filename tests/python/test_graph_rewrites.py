@@ -1,5 +1,6 @@
 """Rewrites of the graphs around the round trip: sums into a dying addend
-(fxmlir.inplace_sums) and mixed-dtype layer norms' statistics typed as the
+(fxmlir.inplace_sums), the joint graph's common subexpressions
+(fxmlir.joint_cse) and mixed-dtype layer norms' statistics typed as the
 CPU kernel makes them (fxmlir.layer_norm_stats)."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxmlir
 from fxmlir.inplace_sums import sum_in_place
+from fxmlir.joint_cse import eliminate_common_subexpressions
 from fxmlir.layer_norm_stats import fix_statistics
 
 aten = torch.ops.aten
@@ -54,6 +56,44 @@ def test_a_sum_leaves_inputs_views_broadcasts_and_read_addends_alone():
     assert _adds(gm) == [aten.add.Tensor] * 4
     for got, want in zip(gm(x, y, row), sums(x, y, row)):
         torch.testing.assert_close(got, want)
+
+
+def _calls(gm: torch.fx.GraphModule, target) -> int:
+    return len(gm.graph.find_nodes(op="call_function", target=target))
+
+
+def test_repeated_pure_calls_become_one_and_the_rest_stay():
+    def joint(x, w):
+        a = aten.mm(x, aten.t(w))
+        b = aten.mm(x, aten.t(w))  # the same product
+        noise = aten.rand_like(x), aten.rand_like(x)  # two draws
+        out = aten.relu(a), aten.relu(a)  # returned: two tensors
+        return aten.add(a, b), *noise, *out
+
+    x, w = torch.randn(4, 4), torch.randn(4, 4)
+    gm = _traced(joint, x, w)
+    eliminate_common_subexpressions(gm.graph)
+    gm.recompile()
+    assert (_calls(gm, aten.mm.default), _calls(gm, aten.t.default)) == (1, 1)
+    assert _calls(gm, aten.rand_like.default) == 2
+    assert _calls(gm, aten.relu.default) == 2
+    total, _, _, r1, r2 = gm(x, w)
+    torch.testing.assert_close(total, 2 * x @ w.t())
+    assert r1.data_ptr() != r2.data_ptr()
+
+
+def test_a_graph_that_writes_in_place_keeps_its_repeats():
+    def writes(x):
+        a, b = aten.relu(x), aten.relu(x)
+        a.add_(1)  # merged, b would see it
+        return aten.sub(a, b)
+
+    x = torch.randn(4)
+    gm = _traced(writes, x)
+    eliminate_common_subexpressions(gm.graph)
+    gm.recompile()
+    assert _calls(gm, aten.relu.default) == 2
+    torch.testing.assert_close(gm(x), torch.ones(4))
 
 
 def test_a_mixed_dtype_layer_norms_statistics_are_typed_as_the_cpu_kernel_makes_them():
