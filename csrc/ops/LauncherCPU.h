@@ -15,6 +15,7 @@
 #include "../kernels/cpu/BiasKernel.h"
 #include "../kernels/cpu/DropoutKernel.h"
 #include "../kernels/cpu/RandomMask.h"
+#include "../kernels/cpu/SoftmaxGradKernel.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
@@ -107,6 +108,30 @@ template <> struct Launcher<Device::CPU> {
                          at::Tensor &gradBias) {
     at::gelu_backward_out(grad, at::mm(a, b), pre, tanh ? "tanh" : "none");
     at::sum_out(gradBias, grad, 0);
+  }
+
+  /// One block of the fused LM loss's logit gradient (no bias): `g`
+  /// [rows, columns] contiguous, from the block's logits `z` (rows of unit
+  /// column stride), float32 `lse` and `scale`, int64 `target` per row, and
+  /// the block's first column.
+  static void softmaxGradBlock(const at::Tensor &z, const at::Tensor &lse,
+                               const at::Tensor &scale,
+                               const at::Tensor &target, int64_t first,
+                               at::Tensor &g) {
+    int64_t rows = g.size(0), columns = g.size(1);
+    int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(columns, 1));
+    AT_DISPATCH_FLOATING_TYPES_AND2(
+        at::kHalf, at::kBFloat16, g.scalar_type(), "softmax_grad_block", [&] {
+          using T = KernelType<scalar_t>;
+          const auto *logits = static_cast<const T *>(z.const_data_ptr());
+          auto *out = static_cast<T *>(g.mutable_data_ptr());
+          at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+            kernels::cpu::softmaxGradRows(
+                logits, z.stride(0), columns, lse.const_data_ptr<float>(),
+                scale.const_data_ptr<float>(),
+                target.const_data_ptr<int64_t>(), first, out, begin, end);
+          });
+        });
   }
 
 private:
