@@ -110,6 +110,26 @@ template <> struct Launcher<Device::CPU> {
     at::sum_out(gradBias, grad, 0);
   }
 
+  /// One block of the fused LM loss's forward: each row's running float32
+  /// `max` and `sum` (contiguous) updated from the block's logits `z` (rows
+  /// of unit column stride).
+  static void logSumExpBlock(const at::Tensor &z, at::Tensor &max,
+                             at::Tensor &sum) {
+    int64_t rows = z.size(0), columns = z.size(1);
+    int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(columns, 1));
+    AT_DISPATCH_FLOATING_TYPES_AND2(
+        at::kHalf, at::kBFloat16, z.scalar_type(), "log_sum_exp_block", [&] {
+          using T = KernelType<scalar_t>;
+          const auto *logits = static_cast<const T *>(z.const_data_ptr());
+          at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+            kernels::cpu::logSumExpRows(logits, z.stride(0), columns,
+                                        max.mutable_data_ptr<float>(),
+                                        sum.mutable_data_ptr<float>(), begin,
+                                        end);
+          });
+        });
+  }
+
   /// One block of the fused LM loss's logit gradient (no bias): `g`
   /// [rows, columns] contiguous, from the block's logits `z` (rows of unit
   /// column stride), float32 `lse` and `scale`, int64 `target` per row, and

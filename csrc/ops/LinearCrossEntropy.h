@@ -102,18 +102,16 @@ inline int64_t blockColumns(int64_t rows, int64_t classes, bool onCpu) {
   return std::min(classes, std::max(columns, minColumns));
 }
 
-/// The float32 logits of columns [begin, begin + size): a view of `logits`
-/// when given (read only), else computed from x.
+/// The logits of columns [begin, begin + size), in x's dtype: a view of
+/// `logits` when given (read only), else computed from x.
 inline at::Tensor blockLogits(const at::Tensor &x, const at::Tensor &weight,
                               const std::optional<at::Tensor> &bias,
                               const std::optional<at::Tensor> &logits,
                               int64_t begin, int64_t size) {
   if (logits)
-    return logits->narrow(1, begin, size).to(at::kFloat);
+    return logits->narrow(1, begin, size);
   at::Tensor w = weight.narrow(0, begin, size).t();
-  at::Tensor z = bias ? at::addmm(bias->narrow(0, begin, size), x, w)
-                      : at::mm(x, w);
-  return z.to(at::kFloat);
+  return bias ? at::addmm(bias->narrow(0, begin, size), x, w) : at::mm(x, w);
 }
 
 /// Each row's target class, 0 for ignored rows (whose loss and gradient
@@ -198,10 +196,16 @@ fusedLinearCrossEntropy(const at::Tensor &x, const at::Tensor &weight,
     for (int64_t begin = 0; begin < classes; begin += block) {
       int64_t size = std::min(block, classes - begin);
       at::Tensor z = ll::blockLogits(rowsX, weight, bias, logits, begin, size);
-      at::Tensor newMax = at::maximum(max, std::get<0>(z.max(1)));
-      sum.mul_(at::exp(max - newMax))
-          .add_((z - newMax.unsqueeze(1)).exp_().sum(1));
-      max = newMax;
+      if constexpr (D == Device::CPU) {
+        // One kernel reads the block once (the ATen ops take five passes).
+        Launcher<D>::logSumExpBlock(z, max, sum);
+      } else {
+        z = z.to(at::kFloat);
+        at::Tensor newMax = at::maximum(max, std::get<0>(z.max(1)));
+        sum.mul_(at::exp(max - newMax))
+            .add_((z - newMax.unsqueeze(1)).exp_().sum(1));
+        max = newMax;
+      }
     }
     at::Tensor lse = max.add_(sum.log_());
     at::Tensor picked = ll::targetLogits(rowsX, weight, bias, logits,
@@ -278,7 +282,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fusedLinearCrossEntropyGrad(
       }
       if (!onePass) {
         at::Tensor z =
-            ll::blockLogits(rowsX, weight, bias, rowsLogits, begin, size);
+            ll::blockLogits(rowsX, weight, bias, rowsLogits, begin, size)
+                .to(at::kFloat);
         // The softmax, in one new block (z may be a view of the logits),
         // scaled, less the scale at each target in the block (ignored rows
         // have a scale of 0).

@@ -1,10 +1,13 @@
-//===- SoftmaxGradKernel.h - the fused LM loss's logit gradient, CPU ------===//
+//===- SoftmaxGradKernel.h - the fused LM loss's blocks, CPU --------------===//
 //
 // Rows [begin, end) of one block of vocabulary columns of the fused linear +
-// cross-entropy's logit gradient, in one pass over the block's logits:
+// cross-entropy, read once from the block's logits z in T (the product's
+// dtype), computed in float. Forward: each row's running max and sum of
+// exponentials (its log-sum-exp, online over blocks). Backward: the logit
+// gradient
 //   g[r][c] = (exp(z[r][c] - lse[r]) - (c == target[r] - first)) * scale[r]
-// computed in float, stored in T (the product's dtype). `scale` is 0 for
-// ignored rows. Torch-free; instantiated by the CPU launcher.
+// stored in T; `scale` is 0 for ignored rows. Torch-free; instantiated by
+// the CPU launcher.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,9 +18,30 @@
 #include "../common/Math.h"
 #include "TargetClones.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace fxmlir::kernels::cpu {
+
+template <typename T>
+FXMLIR_CPU_KERNEL void logSumExpRows(const T *z, int64_t zRowStride,
+                                     int64_t columns, float *max, float *sum,
+                                     int64_t begin, int64_t end) {
+  for (int64_t r = begin; r < end; ++r) {
+    const T *zRow = z + r * zRowStride;
+    float blockMax = max[r];
+#pragma omp simd reduction(max : blockMax)
+    for (int64_t c = 0; c < columns; ++c)
+      blockMax = std::max(blockMax, static_cast<float>(toAcc(zRow[c])));
+    float blockSum = 0.0f;
+#pragma omp simd reduction(+ : blockSum)
+    for (int64_t c = 0; c < columns; ++c)
+      blockSum += expAcc(static_cast<float>(toAcc(zRow[c])) - blockMax);
+    // The sum so far, rescaled to the new max (0 before the first block).
+    sum[r] = sum[r] * expAcc(max[r] - blockMax) + blockSum;
+    max[r] = blockMax;
+  }
+}
 
 template <typename T>
 FXMLIR_CPU_KERNEL void softmaxGradRows(const T *z, int64_t zRowStride,
