@@ -115,13 +115,12 @@ template <> struct Launcher<Device::CPU> {
   /// of unit column stride).
   static void logSumExpBlock(const at::Tensor &z, at::Tensor &max,
                              at::Tensor &sum) {
-    int64_t rows = z.size(0), columns = z.size(1);
-    int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(columns, 1));
+    int64_t columns = z.size(1);
     AT_DISPATCH_FLOATING_TYPES_AND2(
         at::kHalf, at::kBFloat16, z.scalar_type(), "log_sum_exp_block", [&] {
           using T = KernelType<scalar_t>;
           const auto *logits = static_cast<const T *>(z.const_data_ptr());
-          at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+          forRowRanges(z, [&](int64_t begin, int64_t end) {
             kernels::cpu::logSumExpRows(logits, z.stride(0), columns,
                                         max.mutable_data_ptr<float>(),
                                         sum.mutable_data_ptr<float>(), begin,
@@ -138,14 +137,13 @@ template <> struct Launcher<Device::CPU> {
                                const at::Tensor &scale,
                                const at::Tensor &target, int64_t first,
                                at::Tensor &g) {
-    int64_t rows = g.size(0), columns = g.size(1);
-    int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(columns, 1));
+    int64_t columns = g.size(1);
     AT_DISPATCH_FLOATING_TYPES_AND2(
         at::kHalf, at::kBFloat16, g.scalar_type(), "softmax_grad_block", [&] {
           using T = KernelType<scalar_t>;
           const auto *logits = static_cast<const T *>(z.const_data_ptr());
           auto *out = static_cast<T *>(g.mutable_data_ptr());
-          at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+          forRowRanges(g, [&](int64_t begin, int64_t end) {
             kernels::cpu::softmaxGradRows(
                 logits, z.stride(0), columns, lse.const_data_ptr<float>(),
                 scale.const_data_ptr<float>(),
@@ -155,6 +153,15 @@ template <> struct Launcher<Device::CPU> {
   }
 
 private:
+  /// Runs run(begin, end) over ranges of the rows of `block` [rows, columns]
+  /// across torch's threads, about kGrain elements a task.
+  template <typename Run>
+  static void forRowRanges(const at::Tensor &block, const Run &run) {
+    int64_t columns = std::max<int64_t>(block.size(1), 1);
+    at::parallel_for(0, block.size(0), std::max<int64_t>(1, kGrain / columns),
+                     run);
+  }
+
   /// A seed from torch's CPU generator: each call draws a new stream.
   static uint64_t drawSeed() {
     auto *gen = at::get_generator_or_default<at::CPUGeneratorImpl>(

@@ -14,24 +14,21 @@ forward and the backward then both see float32 statistics.
 from __future__ import annotations
 
 import operator
-from typing import Any
 
 import torch
 import torch.fx as fx
 
+from fxmlir.fake_values import fake_value
+
 _REDUCED = (torch.bfloat16, torch.float16)
-
-
-def _value(node: Any) -> Any:
-    return node.meta.get("val") if isinstance(node, fx.Node) else None
 
 
 def _stats_dtype(node: fx.Node) -> torch.dtype | None:
     """The dtype the CPU kernel gives this layer norm's statistics where
     the fake one says otherwise; None where the two agree."""
     x, _, weight, bias, *_ = node.args
-    x = _value(x)
-    params = [_value(p) for p in (weight, bias) if p is not None]
+    x = fake_value(x)
+    params = [fake_value(p) for p in (weight, bias) if p is not None]
     if not isinstance(x, torch.Tensor) or x.device.type != "cpu" or x.dtype not in _REDUCED:
         return None
     mixed = [p.dtype for p in params if isinstance(p, torch.Tensor) and p.dtype != x.dtype]

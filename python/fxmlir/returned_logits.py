@@ -27,12 +27,15 @@ from typing import Any, Callable
 import torch
 import torch.fx as fx
 
+from fxmlir.fake_values import fake_value
+
 _FUSED_LOSS = "fxmlir::fused_linear_cross_entropy"
 
 
 @dataclasses.dataclass(frozen=True)
 class _Head:
-    """One fused loss whose logits the graph returns, by position."""
+    """One linear layer whose output (the logits) the graph returns, by
+    position."""
 
     logits: tuple[int, ...]  # the graph's outputs that are the logits
     x: int  # the output added for the layer's input
@@ -46,7 +49,7 @@ def _is_op(node: Any, name: str) -> bool:
 
 
 def _device(node: fx.Node) -> torch.device | None:
-    value = node.meta.get("val", node.meta.get("example_value"))
+    value = fake_value(node)
     return value.device if isinstance(value, torch.Tensor) else None
 
 
