@@ -1,10 +1,10 @@
 //===- LinearCrossEntropy.h - the linear-loss family's glue -----*- C++ -*-===//
 //
 // fused_linear_cross_entropy and its gradient, for every device at once:
-// they are matrix products and row reductions over blocks of vocabulary
-// columns, written in ATen ops, so that CPU and CUDA run the same code (the
-// device's GEMM and reduction kernels). A block's float32 logits, about
-// 4 MiB, are the largest temporary: the [tokens, vocabulary] log-softmax
+// they are matrix products (the device's GEMM) and row reductions over
+// blocks of vocabulary columns (the launcher's one-pass kernels; ATen ops
+// where a bias or a logits' gradient joins them). A block's float32 logits,
+// about 4 MiB, are the largest temporary: the [tokens, vocabulary] log-softmax
 // and its gradient never exist. Blocks go over columns, not rows, so that
 // each block writes its rows of grad_weight and grad_bias whole (no
 // accumulation in the weight's dtype); grad_x, [M, K], is the only sum.
@@ -114,6 +114,12 @@ inline at::Tensor blockLogits(const at::Tensor &x, const at::Tensor &weight,
   return bias ? at::addmm(bias->narrow(0, begin, size), x, w) : at::mm(x, w);
 }
 
+/// `z` itself when its columns are adjacent (the kernels' rows), else a
+/// contiguous copy.
+inline at::Tensor unitColumns(const at::Tensor &z) {
+  return z.stride(1) == 1 ? z : z.contiguous();
+}
+
 /// Each row's target class, 0 for ignored rows (whose loss and gradient
 /// are zeroed elsewhere), as int64 for gather and index_select.
 inline at::Tensor safeTargets(const at::Tensor &target,
@@ -196,16 +202,8 @@ fusedLinearCrossEntropy(const at::Tensor &x, const at::Tensor &weight,
     for (int64_t begin = 0; begin < classes; begin += block) {
       int64_t size = std::min(block, classes - begin);
       at::Tensor z = ll::blockLogits(rowsX, weight, bias, logits, begin, size);
-      if constexpr (D == Device::CPU) {
-        // One kernel reads the block once (the ATen ops take five passes).
-        Launcher<D>::logSumExpBlock(z, max, sum);
-      } else {
-        z = z.to(at::kFloat);
-        at::Tensor newMax = at::maximum(max, std::get<0>(z.max(1)));
-        sum.mul_(at::exp(max - newMax))
-            .add_((z - newMax.unsqueeze(1)).exp_().sum(1));
-        max = newMax;
-      }
+      // One kernel reads the block once (the ATen ops took five passes).
+      Launcher<D>::logSumExpBlock(ll::unitColumns(z), max, sum);
     }
     at::Tensor lse = max.add_(sum.log_());
     at::Tensor picked = ll::targetLogits(rowsX, weight, bias, logits,
@@ -261,26 +259,23 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fusedLinearCrossEntropyGrad(
     if (!bias)
       gradBias.zero_();
     int64_t block = ll::blockColumns(rows, classes, D == Device::CPU);
-    // On a CPU without a bias or a logits' gradient, one kernel makes each
-    // block's gradient from its logits in their dtype, in one pass (the
-    // ATen ops below take six: casts, exp, scale, scatter).
-    bool onePass = D == Device::CPU && !bias && !rowsGradLogits;
+    // Without a bias or a logits' gradient, one kernel makes each block's
+    // gradient from its logits in their dtype, in one pass (the ATen ops
+    // below take six: casts, exp, scale, scatter).
+    bool onePass = !bias && !rowsGradLogits;
     at::Tensor flatScale = rowScale.squeeze(1).contiguous();
     at::Tensor flatTarget = safeTarget.squeeze(1).contiguous();
     for (int64_t begin = 0; begin < classes; begin += block) {
       int64_t size = std::min(block, classes - begin);
       at::Tensor w = weight.narrow(0, begin, size);
       at::Tensor g, p;
-      if constexpr (D == Device::CPU) {
-        if (onePass) {
-          at::Tensor z = rowsLogits ? rowsLogits->narrow(1, begin, size)
-                                    : at::mm(rowsX, w.t());
-          g = at::empty({rows, size}, x.options());
-          Launcher<D>::softmaxGradBlock(z, lse, flatScale, flatTarget, begin,
-                                        g);
-        }
-      }
-      if (!onePass) {
+      if (onePass) {
+        at::Tensor z = rowsLogits ? ll::unitColumns(
+                                        rowsLogits->narrow(1, begin, size))
+                                  : at::mm(rowsX, w.t());
+        g = at::empty({rows, size}, x.options());
+        Launcher<D>::softmaxGradBlock(z, lse, flatScale, flatTarget, begin, g);
+      } else {
         at::Tensor z =
             ll::blockLogits(rowsX, weight, bias, rowsLogits, begin, size)
                 .to(at::kFloat);

@@ -12,6 +12,7 @@
 #include "../../kernels/cuda/DropoutKernel.cuh"
 #include "../../kernels/cuda/LtMatmul.cuh"
 #include "../../kernels/cuda/RandomMask.cuh"
+#include "../../kernels/cuda/SoftmaxGradKernel.cuh"
 
 #include <ATen/Context.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -209,6 +210,42 @@ template <> struct Launcher<Device::CUDA> {
     }
     at::mm_out(gradWeight, grad.t(), x);
     at::sum_out(gradBias, grad, 0);
+  }
+
+  /// One block of the fused LM loss's forward: each row's running float32
+  /// `max` and `sum` (contiguous) updated from the block's logits `z` (rows
+  /// of unit column stride).
+  static void logSumExpBlock(const at::Tensor &z, at::Tensor &max,
+                             at::Tensor &sum) {
+    AT_DISPATCH_FLOATING_TYPES_AND2(
+        at::kHalf, at::kBFloat16, z.scalar_type(), "log_sum_exp_block", [&] {
+          using T = KernelType<scalar_t>;
+          C10_CUDA_CHECK(cuda::launchLogSumExpRows(
+              static_cast<const T *>(z.const_data_ptr()), z.stride(0),
+              z.size(1), max.mutable_data_ptr<float>(),
+              sum.mutable_data_ptr<float>(), z.size(0), smCount(),
+              c10::cuda::getCurrentCUDAStream()));
+        });
+  }
+
+  /// One block of the fused LM loss's logit gradient (no bias): `g`
+  /// [rows, columns] contiguous, from the block's logits `z` (rows of unit
+  /// column stride), float32 `lse` and `scale`, int64 `target` per row, and
+  /// the block's first column.
+  static void softmaxGradBlock(const at::Tensor &z, const at::Tensor &lse,
+                               const at::Tensor &scale,
+                               const at::Tensor &target, int64_t first,
+                               at::Tensor &g) {
+    AT_DISPATCH_FLOATING_TYPES_AND2(
+        at::kHalf, at::kBFloat16, g.scalar_type(), "softmax_grad_block", [&] {
+          using T = KernelType<scalar_t>;
+          C10_CUDA_CHECK(cuda::launchSoftmaxGradRows(
+              static_cast<const T *>(z.const_data_ptr()), z.stride(0),
+              g.size(1), lse.const_data_ptr<float>(),
+              scale.const_data_ptr<float>(), target.const_data_ptr<int64_t>(),
+              first, static_cast<T *>(g.mutable_data_ptr()), g.size(0),
+              smCount(), c10::cuda::getCurrentCUDAStream()));
+        });
   }
 };
 
