@@ -166,8 +166,8 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
                             inference_compiler=compiler("inference"), partition_fn=partition)
     if gm is dynamo_graph:
         return autodiff(gm, example_inputs)
-    heads = returned_logits.detach(gm)
     try:
+        heads = returned_logits.detach(gm)
         compiled = autodiff(gm, example_inputs)
         return returned_logits.reattached(compiled, heads) if heads else compiled
     except RestartAnalysis:  # Dynamo's signal to trace the frame again, not a failure
