@@ -22,6 +22,9 @@ by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 |                       |            | pass more per dropout)                       |         |
 | FXMLIR_CACHE_DIR      |            | a directory (created if missing)             | $XDG_CACHE_HOME/fxmlir or ~/.cache/fxmlir |
 
+Warm restarts keep each compiled step in torch's AOTAutograd cache
+(fxmlir/stage_cache.py; torch's TORCHINDUCTOR_AUTOGRAD_CACHE=0 turns it off).
+
 Removed: FXMLIR_LOG_LEVEL (option log_level), ignored with a warning; use
 TORCH_LOGS=fxmlir or +fxmlir (REMOVED).
 

@@ -19,7 +19,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._dynamo.exc import RestartAnalysis
 from torch._functorch.partitioners import default_partition, min_cut_rematerialization_partition
 
-from fxmlir import float_inputs, logs, returned_logits
+from fxmlir import fallback, float_inputs, logs, returned_logits, stage_cache
 from fxmlir.config import REMOVED, BackendOptions, Options
 from fxmlir.dump import summary_fields
 from fxmlir.fallback import FallbackError
@@ -134,10 +134,12 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
                                     input_names=dict(zip(placeholders, names)))
     # AOTAutograd's primals are the Dynamo graph's inputs, in order.
     primals = {f"primals_{i + 1}": name for i, name in enumerate(names) if name}
+    cache = stage_cache.enabled(opts)
 
     def compiler(stage: str) -> Callable[[fx.GraphModule, list[Any]], Callable[..., Any]]:
         def compile_graph(graph: fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
             selected = "forward" if stage == "inference" else stage
+            fallbacks = fallback.count()
             compiled = graph
             if selected in opts.stages:
                 # What the forward saves for backward: its summary's, for `fxmlir report`.
@@ -146,12 +148,15 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
                     compiled = round_trip_or_fallback(graph, graph_id, stage, opts,
                                                       input_names=primals)
             run = guarded(compiled, graph, f"{graph_id}/{stage}", opts.strict)
+            if cache:
+                return stage_cache.CompiledStage(run, compiled, graph, f"{graph_id}/{stage}",
+                                                 opts.strict, fallback.count() == fallbacks)
             if graphs is None:
                 return run
             if stage == "backward":
                 return graphs.backward(graph, run, inputs)
             return graphs.forward(stage, graph, run, inputs)
-        return compile_graph
+        return stage_cache.serializable(compile_graph) if cache else compile_graph
 
     # Min-cut rematerialization (as Inductor and aot_eager): the forward saves
     # what is costly to recompute and the backward recomputes the rest, which
@@ -162,8 +167,15 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
     partition = default_partition if writes_an_input(dynamo_graph.graph) \
         else min_cut_rematerialization_partition
     partition = prepared(partition)
-    autodiff = aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
-                            inference_compiler=compiler("inference"), partition_fn=partition)
+    aot = aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
+                       inference_compiler=compiler("inference"), partition_fn=partition)
+
+    def autodiff(graph: fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
+        if not cache:
+            return aot(graph, inputs)
+        with stage_cache.caching(graph, opts):  # a warm restart skips AOTAutograd's work
+            return aot(graph, inputs)
+
     if gm is dynamo_graph:
         return autodiff(gm, example_inputs)
     try:

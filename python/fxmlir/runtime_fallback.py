@@ -123,11 +123,19 @@ def guarded(compiled: fx.GraphModule, original: fx.GraphModule,
     to)."""
     compiled.graph.set_codegen(_BoxedCodeGen())
     compiled.recompile()
-    forward = _below_autograd(compiled.forward)
-    if compiled is original:
+    return guard(compiled.forward, None if compiled is original else original.forward,
+                 graph, strict)
+
+
+def guard(forward: Callable[[list[Any]], Any], original: Callable[..., Any] | None,
+          graph: str, strict: bool = False) -> Callable[[list[Any]], Any]:
+    """guarded() for generated forwards: `forward` takes the boxed list of
+    inputs, `original` (None: nothing to fall back to) the inputs."""
+    forward = _below_autograd(forward)
+    if original is None:
         def boxed(args: list[Any]) -> Any:
             return forward(args)
 
         boxed._boxed_call = True  # type: ignore[attr-defined]
         return boxed
-    return RuntimeFallback(forward, _below_autograd(original.forward), graph, strict)
+    return RuntimeFallback(forward, _below_autograd(original), graph, strict)

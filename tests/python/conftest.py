@@ -1,7 +1,14 @@
 """Shared fixtures of the pytest suite."""
 
+import os
+
 import pytest
 import torch
+import torch._functorch.config
+
+# The processes tests start run their round trips too (see no_warm_start_cache);
+# torch read the variable at its import: this process is not affected.
+os.environ["TORCHINDUCTOR_AUTOGRAD_CACHE"] = "0"
 
 
 @pytest.fixture(autouse=True)
@@ -13,6 +20,16 @@ def fresh_dynamo():
     torch._dynamo.reset()
     yield
     torch._dynamo.reset()
+
+
+@pytest.fixture(autouse=True)
+def no_warm_start_cache():
+    """Each test's round trips run: with AOTAutograd's disk cache on
+    (fxmlir/stage_cache.py), a graph an earlier test compiled with the same
+    settings would come back from it, without the round trips, warnings and
+    records the test looks for. test_stage_cache.py turns it on."""
+    with torch._functorch.config.patch(enable_autograd_cache=False):
+        yield
 
 
 def pytest_addoption(parser):
