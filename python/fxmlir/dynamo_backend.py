@@ -22,6 +22,7 @@ from torch._functorch.partitioners import default_partition, min_cut_remateriali
 from fxmlir import fallback, float_inputs, logs, returned_logits, stage_cache
 from fxmlir.config import REMOVED, BackendOptions, Options
 from fxmlir.dump import summary_fields
+from fxmlir.failure_dump import dump_run_failure, dump_trace_failure
 from fxmlir.fallback import FallbackError
 from fxmlir.memory import saved_for_backward
 from fxmlir.mutation import writes_an_input
@@ -147,7 +148,9 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
                 with summary_fields(graph_id, stage, saved_for_backward=saved):
                     compiled = round_trip_or_fallback(graph, graph_id, stage, opts,
                                                       input_names=primals)
-            run = guarded(compiled, graph, f"{graph_id}/{stage}", opts.strict)
+            run = guarded(compiled, graph, f"{graph_id}/{stage}", opts.strict,
+                          lambda inputs, reason: dump_run_failure(
+                              opts, graph_id, selected, reason, compiled, inputs))
             if cache:
                 return stage_cache.CompiledStage(run, compiled, graph, f"{graph_id}/{stage}",
                                                  opts.strict, fallback.count() == fallbacks)
@@ -187,7 +190,8 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
     except FallbackError:  # strict: a later stage's fallback, which names that stage
         raise
     except Exception as error:  # the round-tripped graph does not trace: keep Dynamo's
-        warn_traced_fallback(f"{graph_id}/before_autodiff", error, opts.strict)
+        warn_traced_fallback(f"{graph_id}/before_autodiff", error, opts.strict,
+                             lambda reason: dump_trace_failure(opts, graph_id, reason, gm))
         return autodiff(dynamo_graph, example_inputs)
 
 

@@ -25,6 +25,10 @@ from torch.fx.graph import _BoxedCodeGen  # AOTAutograd's boxed convention, as i
 
 from fxmlir.fallback import fall_back
 
+# Writes a failure's folder from the failing call's inputs and the message;
+# says where, and how to avoid the failure.
+Dump = Callable[[list[Any], str], str]
+
 # The generated code of a GraphModule: "<eval_with_key>.12".
 _FX_CODE = re.compile(r"^<eval_with_key>")
 _ASSIGNED = re.compile(r"^\s*(\w+)\s*=")
@@ -48,11 +52,16 @@ def _describe(error: BaseException) -> str:
     return f"{where}: {type(error).__name__}: {lines[0] if lines else ''}"
 
 
-def warn_traced_fallback(graph: str, error: BaseException, strict: bool) -> None:
+def warn_traced_fallback(graph: str, error: BaseException, strict: bool,
+                         dump: Callable[[str], str] | None = None) -> None:
     """AOTAutograd could not trace the round-tripped graph before autodiff:
-    the original one is traced instead (raises under `strict`)."""
-    fall_back(f"fxmlir: {graph} graph kept as is: AOTAutograd failed on the round-tripped "
-              f"graph: {_describe(error)}", strict, error, stacklevel=3)
+    the original one is traced instead (raises under `strict`); `dump`
+    writes the failure's folder from the message and says where."""
+    message = (f"fxmlir: {graph} graph kept as is: AOTAutograd failed on the round-tripped "
+               f"graph: {_describe(error)}")
+    if dump is not None:
+        message += f" ({dump(message)})"
+    fall_back(message, strict, error, stacklevel=3)
 
 
 class RuntimeFallback:
@@ -64,11 +73,12 @@ class RuntimeFallback:
     through the whole graph): a later failure raises FallbackError."""
 
     def __init__(self, compiled: Callable[[list[Any]], Any], original: Callable[..., Any],
-                 graph: str, strict: bool = False) -> None:
+                 graph: str, strict: bool = False, dump: Dump | None = None) -> None:
         self.compiled = compiled
         self.original = original
         self.graph = graph
         self.strict = strict
+        self.dump = dump
         self.failed = False
         self.succeeded = False
         # AOTAutograd passes the inputs as one list; on the instance, so that
@@ -91,6 +101,8 @@ class RuntimeFallback:
         except Exception as error:
             message = (f"fxmlir: {self.graph} graph failed at run time and is replaced by "
                        f"the original graph: {_describe(error)}")
+            if self.dump is not None:
+                message += f" ({self.dump(held, message)})"
             if self.strict:
                 fall_back(message, True, error)  # raises FallbackError
             result = self.original(*held)  # the user's own error, if any, raises here
@@ -116,19 +128,21 @@ def _below_autograd(forward: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def guarded(compiled: fx.GraphModule, original: fx.GraphModule,
-            graph: str, strict: bool = False) -> Callable[[list[Any]], Any]:
+            graph: str, strict: bool = False, dump: Dump | None = None
+            ) -> Callable[[list[Any]], Any]:
     """`compiled`'s forward in the boxed convention, below autograd (an
     after-autodiff graph), falling back to `original`'s when its first call
-    raises; just `compiled`'s when it is the original (nothing to fall back
-    to)."""
+    raises (`dump` writes the failure's folder); just `compiled`'s when it
+    is the original (nothing to fall back to)."""
     compiled.graph.set_codegen(_BoxedCodeGen())
     compiled.recompile()
     return guard(compiled.forward, None if compiled is original else original.forward,
-                 graph, strict)
+                 graph, strict, dump)
 
 
 def guard(forward: Callable[[list[Any]], Any], original: Callable[..., Any] | None,
-          graph: str, strict: bool = False) -> Callable[[list[Any]], Any]:
+          graph: str, strict: bool = False, dump: Dump | None = None
+          ) -> Callable[[list[Any]], Any]:
     """guarded() for generated forwards: `forward` takes the boxed list of
     inputs, `original` (None: nothing to fall back to) the inputs."""
     forward = _below_autograd(forward)
@@ -138,4 +152,4 @@ def guard(forward: Callable[[list[Any]], Any], original: Callable[..., Any] | No
 
         boxed._boxed_call = True  # type: ignore[attr-defined]
         return boxed
-    return RuntimeFallback(forward, _below_autograd(original), graph, strict)
+    return RuntimeFallback(forward, _below_autograd(original), graph, strict, dump)

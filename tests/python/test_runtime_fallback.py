@@ -5,7 +5,10 @@ with a FallbackWarning naming the graph, the node and the reason."""
 from __future__ import annotations
 
 import copy
+import os
 import re
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -167,3 +170,43 @@ def test_compiled_graphs_skip_the_fused_ops_autograd_kernels():
     torch.testing.assert_close(out, reference(x))
     for mine, theirs in zip(model.parameters(), reference.parameters()):
         torch.testing.assert_close(mine.grad, theirs.grad)
+
+
+def _repro(folder: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "repro.py"], cwd=folder, text=True,
+                          capture_output=True, timeout=300, env=env)
+
+
+def test_a_run_time_fallback_leaves_a_repro_that_fails_the_same_way(monkeypatch, tmp_path):
+    _no_layout_copy(monkeypatch)
+    x = torch.randn(2, 6, 16, requires_grad=True)
+    compiled = torch.compile(heads_merged,
+                             backend=fxmlir.backend(codegen=True, dump_dir=str(tmp_path)))
+    with pytest.warns(FallbackWarning) as caught:
+        compiled(x).sum().backward()
+    for stage, other in (("forward", "before_autodiff,backward"),
+                         ("backward", "before_autodiff,forward")):
+        (message,) = [str(w.message) for w in caught if f"/{stage} graph failed" in str(w.message)]
+        found = re.search(rf"repro.py and inputs.pt in (\S+); FXMLIR_STAGES={other} leaves the "
+                          rf"{stage} graph as AOTAutograd made it\)$", message)
+        assert found, message
+        done = _repro(found.group(1))
+        assert done.returncode == 1, done.stderr
+        assert done.stdout.startswith("reproduced: RuntimeError: view size is not compatible")
+
+
+def test_a_graph_autograd_cannot_trace_leaves_a_repro_that_fails_the_same_way(monkeypatch,
+                                                                              tmp_path):
+    _break_tracing(monkeypatch)
+    monkeypatch.setenv("FXMLIR_DUMP_DIR", str(tmp_path))
+    compiled = torch.compile(lambda t: torch.tanh(t) * 3.0, backend="fxmlir")
+    with pytest.warns(FallbackWarning) as caught:
+        compiled(torch.randn(4, 8, requires_grad=True))
+    found = re.search(r"\(repro.py in (\S+); FXMLIR_STAGES=forward,backward leaves Dynamo's "
+                      r"graph as it is\)$", str(caught[0].message))
+    assert found, caught[0].message
+    # The graph calls this module's _no_fake_kernel: the repro imports it.
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))
+    done = _repro(found.group(1), env)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("reproduced: RuntimeError: no fake kernel")
