@@ -18,6 +18,7 @@ from typing import Any, Mapping
 import torch
 import torch.fx as fx
 from torch._subclasses.fake_tensor import FakeTensor
+from torch.fx._lazy_graph_module import _LazyGraphModule
 from torch.utils import _pytree as pytree
 
 from fxmlir import aten_calls, mlir_attrs, schema
@@ -230,7 +231,10 @@ class _GraphBuilder:
         new_output.meta = copy.copy(output.meta)
         if in_place_sums:
             sum_in_place(self.graph)
-        gm = fx.GraphModule(original, self.graph, original.__class__.__name__)
+        # Its code is generated when first needed: the after-autodiff stages
+        # switch it to the boxed convention first (runtime_fallback.guarded),
+        # which generated it a second time.
+        gm = _LazyGraphModule(original, self.graph, original.__class__.__name__)
         gm.meta = copy.copy(getattr(original, "meta", {}))
         return gm
 

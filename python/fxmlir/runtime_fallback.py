@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import torch
 import torch.fx as fx
+from torch.fx._lazy_graph_module import _LazyGraphModule
 from torch.fx.graph import _BoxedCodeGen  # AOTAutograd's boxed convention, as its own graphs
 
 from fxmlir.fallback import fall_back
@@ -136,6 +137,8 @@ def guarded(compiled: fx.GraphModule, original: fx.GraphModule,
     is the original (nothing to fall back to)."""
     compiled.graph.set_codegen(_BoxedCodeGen())
     compiled.recompile()
+    # The generated forward itself, not a lazy one that calls the module.
+    _LazyGraphModule.force_recompile(compiled)
     return guard(compiled.forward, None if compiled is original else original.forward,
                  graph, strict, dump)
 

@@ -182,9 +182,10 @@ class _Source:
     def of(cls, gm: fx.GraphModule) -> _Source:
         if any(node.op == "call_module" for node in gm.graph.nodes):
             raise BypassAOTAutogradCache("fxmlir: a graph that calls a submodule")
+        code = gm.code  # first: a lazy module generates its forward here
         names = dict(type(gm).forward.__globals__)
         names.pop("__builtins__", None)
-        return cls(gm.code,
+        return cls(code,
                    {name: ("module", value.__name__) if isinstance(value, types.ModuleType)
                     else ("object", value) for name, value in names.items()},
                    {node.target: _fetch(gm, node.target)
