@@ -7,8 +7,8 @@ Each stage's graph is handed to AOTAutograd as a CompiledStage, an
 OutputCode that the cache stores whole (its bundled form): the generated
 Python source of the round-tripped graph and of the graph it falls back to,
 the globals that source names and the constants it reads. The key's
-salt is fxmlir's version, the identity of its installed files and the
-compile's settings. A stage during which
+salt is fxmlir's version, the identity of its installed files, the CPU's
+vector extensions and the compile's settings. A stage during which
 anything fell back is not stored, so that the next process tries again and
 warns again.
 
@@ -140,11 +140,14 @@ def serializable(compile_graph: Callable[[fx.GraphModule, list[Any]], CompiledSt
 
 
 def salt(options: Options) -> str:
-    """fxmlir's part of the key: its version and files, and the settings
-    (all but dump_dir, which turns the cache off)."""
+    """fxmlir's part of the key: its version and files, the CPU's kind, and
+    the settings (all but dump_dir, which turns the cache off)."""
     settings = {f.name: _stable(getattr(options, f.name))
                 for f in dataclasses.fields(options) if f.name != "dump_dir"}
-    text = json.dumps([__version__, _installed_files(), settings], sort_keys=True)
+    # The CPU's vector extensions: the JIT's cost model decided the regions
+    # for this machine's kind (a cache folder may be shared).
+    machine = torch.backends.cpu.get_cpu_capability()
+    text = json.dumps([__version__, _installed_files(), machine, settings], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
