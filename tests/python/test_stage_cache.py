@@ -151,3 +151,21 @@ def test_a_restarted_process_trains_from_the_cache(tmp_path):
     cold, warm = run(), run()
     assert cold[0] == "0" and warm[0] == "1"
     assert warm[1:] == cold[1:]  # the same loss and gradient, to the bit
+
+
+def test_a_cached_graph_failing_at_run_time_falls_back_to_its_original(cache, monkeypatch):
+    """The graph it falls back to comes from the entry too, compiled only
+    when needed."""
+    import fxmlir.exporter as exporter
+    from test_runtime_fallback import heads_merged
+
+    # Without the layout copy the exported forward's view fails at run time.
+    monkeypatch.setattr(exporter._GraphBuilder, "_restore_layouts", lambda *args: None)
+    x = torch.randn(2, 6, 16)
+    for hits in (0, 1):
+        torch._dynamo.reset()
+        compiled = torch.compile(heads_merged, backend=fxmlir.backend(codegen=True))
+        with pytest.warns(FallbackWarning, match="failed at run time"):
+            out = compiled(x.requires_grad_())
+        torch.testing.assert_close(out, heads_merged(x))
+        assert counters["aot_autograd"]["autograd_cache_hit"] == hits
