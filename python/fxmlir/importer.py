@@ -24,7 +24,7 @@ from __future__ import annotations
 import operator
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import torch
 import torch.fx as fx
@@ -90,6 +90,16 @@ def node_value(node: fx.Node) -> Any:
     return fake_value(node)
 
 
+class _TypedOp(NamedTuple):
+    """An op's typed signature, its MLIR name, whether it returns a list and
+    whether it carries operandSegmentSizes."""
+
+    signature: schema.OpSignature
+    name: str
+    variadic: bool
+    segmented: bool
+
+
 class _FunctionBuilder:
     def __init__(self, gm: fx.GraphModule, func_name: str,
                  is_registered_op: Callable[[str], bool]) -> None:
@@ -106,6 +116,7 @@ class _FunctionBuilder:
         self.none_value: int | None = None
         self.result = ImportedGraph({}, func_name)
         self.touches_mutation = mutation_touching_nodes(gm.graph)
+        self.typed_ops: dict[torch._ops.OpOverload, _TypedOp | None] = {}
 
     # -- values --------------------------------------------------------------
 
@@ -224,12 +235,12 @@ class _FunctionBuilder:
                     kwargs: dict, result_types: list[Type]) -> bool:
         """Emits the generated op for `op`; False when it has none or the
         call's arguments are not all constants and tensor values."""
-        signature = aten_calls.typed_signature(op)
-        if signature is None or not self.is_registered_op(schema.mlir_op_name(op)):
+        typed = self._typed_op(op)
+        if typed is None:
             return False
+        signature, op_name, variadic, segmented = typed
         if not all(is_tensor(t) for t in result_types):
             return False
-        variadic = any(r.kind is schema.ResultKind.TENSOR_LIST for r in signature.results)
         if not variadic and len(result_types) != len(signature.results):
             return False
         try:
@@ -276,10 +287,25 @@ class _FunctionBuilder:
                     attributes[arg.ods_name] = mlir_attrs.typed(value, arg.attr.value)
                 except (UnsupportedValue, TypeError, ValueError):
                     return False
-        if aten_calls.has_operand_segments(signature):
+        if segmented:
             attributes["operandSegmentSizes"] = {"i32s": segments}
-        self._emit(node, schema.mlir_op_name(op), operands, attributes, result_types)
+        self._emit(node, op_name, operands, attributes, result_types)
         return True
+
+    def _typed_op(self, op: torch._ops.OpOverload) -> _TypedOp | None:
+        """What _emit_typed needs of `op` alone, once per op of the graph:
+        None when the core has no typed op for it."""
+        if op in self.typed_ops:
+            return self.typed_ops[op]
+        signature = aten_calls.typed_signature(op)
+        typed = None
+        if signature is not None and self.is_registered_op(name := schema.mlir_op_name(op)):
+            typed = _TypedOp(
+                signature, name,
+                any(r.kind is schema.ResultKind.TENSOR_LIST for r in signature.results),
+                aten_calls.has_operand_segments(signature))
+        self.typed_ops[op] = typed
+        return typed
 
     @staticmethod
     def _ends_at_size(bound: dict[str, Any]) -> bool:
