@@ -55,34 +55,39 @@ def cache(tmp_path, monkeypatch):
         yield stages
 
 
-def _step(options: dict | None = None) -> tuple[torch.Tensor, list[torch.Tensor]]:
+def _step(options: dict | None = None, device: str = "cpu"
+          ) -> tuple[torch.Tensor, list[torch.Tensor]]:
     """A fresh compile's training step: its loss and gradients."""
     torch._dynamo.reset()
     torch.manual_seed(0)
-    model = _Block()
-    x = torch.randn(8, 32)
+    model = _Block().to(device)
+    x = torch.randn(8, 32).to(device)
     loss = torch.compile(model, backend=fxmlir.backend(**(options or {})))(x).square().mean()
     loss.backward()
     return loss.detach(), [p.grad for p in model.parameters()]
 
 
-def _eager() -> tuple[torch.Tensor, list[torch.Tensor]]:
+def _eager(device: str = "cpu") -> tuple[torch.Tensor, list[torch.Tensor]]:
     torch.manual_seed(0)
-    model = _Block()
-    loss = model(torch.randn(8, 32)).square().mean()
+    model = _Block().to(device)
+    loss = model(torch.randn(8, 32).to(device)).square().mean()
     loss.backward()
     return loss.detach(), [p.grad for p in model.parameters()]
 
 
-def test_a_second_compile_skips_autograd_and_the_round_trips(cache):
-    first = _step()
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="CUDA is not available"))])
+def test_a_second_compile_skips_autograd_and_the_round_trips(cache, device):
+    # codegen=True: JIT regions on CUDA tensors too.
+    options = {"codegen": True}
+    first = _step(options, device)
     assert sorted(cache) == ["backward", "before_autodiff", "forward"]
     assert counters["aot_autograd"]["autograd_cache_saved"] == 1
     cache.clear()
-    second = _step()
+    second = _step(options, device)
     assert counters["aot_autograd"]["autograd_cache_hit"] == 1
     assert cache == ["before_autodiff"]  # AOTAutograd's input: the key's graph
-    want = _eager()
+    want = _eager(device)
     for got in (first, second):
         torch.testing.assert_close(got[0], want[0])
         for g, w in zip(got[1], want[1]):
