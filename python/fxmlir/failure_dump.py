@@ -14,15 +14,25 @@ from fxmlir import _C
 from fxmlir.compile_ahead import NO_REGIONS
 from fxmlir.config import STAGES, Options
 from fxmlir.dump import Dumper
-from fxmlir.repro_script import repro_source
-from fxmlir.standalone import standalone_source
+from fxmlir.repro_script import repro_source, run_repro_source, trace_repro_source
+
+
+def _root(options: Options) -> Path:
+    """Where failure folders go: the dump directory, else a temporary one."""
+    return options.dump_dir or Path(tempfile.gettempdir()) / "fxmlir-failures"
+
+
+def _stages_without(options: Options, stage: str) -> str:
+    """The FXMLIR_STAGES setting that leaves `stage` out of the round trips."""
+    others = ",".join(s for s in STAGES if s in options.stages and s != stage)
+    return f"FXMLIR_STAGES={others or 'none'}"
 
 
 def dump_failure(options: Options, graph_id: str, label: str, stage: str, reason: str,
                   gm: fx.GraphModule, latest: list[str | _C.Module]) -> str:
     """Writes the failed graph's repro.py and the module; says where, or why
     it could not: the fallback itself must never fail."""
-    root = options.dump_dir or Path(tempfile.gettempdir()) / "fxmlir-failures"
+    root = _root(options)
     dumper = Dumper(root, graph_id, label, stage)
 
     def repro() -> str:
@@ -68,7 +78,7 @@ def dump_region_failure(options: Options, graph_id: str, label: str, stage: str,
     """Writes the JIT region that did not compile (<name>.mlir) and
     <name>-repro.py, which compiles it again; says where, or why it could
     not."""
-    root = options.dump_dir or Path(tempfile.gettempdir()) / "fxmlir-failures"
+    root = _root(options)
     dumper = Dumper(root, graph_id, label, stage)
     dumper.write(f"{region.name}.mlir", region.text)
     dumper.write(f"{region.name}-repro.py", _REGION_REPRO.format(
@@ -90,9 +100,8 @@ def dump_run_failure(options: Options, graph_id: str, stage: str, reason: str,
     SAVED_INPUTS_MAX_BYTES; else random ones of their shapes) and exits 1
     while it fails. Says where, and the setting that leaves the stage out
     of the round trips; never raises (the fallback must go on)."""
-    root = options.dump_dir or Path(tempfile.gettempdir()) / "fxmlir-failures"
-    others = ",".join(s for s in STAGES if s in options.stages and s != stage) or "none"
-    avoid = f"FXMLIR_STAGES={others} leaves the {stage} graph as AOTAutograd made it"
+    root = _root(options)
+    avoid = f"{_stages_without(options, stage)} leaves the {stage} graph as AOTAutograd made it"
     try:
         dumper = Dumper(root, graph_id, stage, stage)
         tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
@@ -101,7 +110,8 @@ def dump_run_failure(options: Options, graph_id: str, stage: str, reason: str,
         if saved:
             torch.save([x.detach() if isinstance(x, torch.Tensor) else x for x in inputs],
                        dumper.folder / "inputs.pt")
-        dumper.failed(reason, lambda: _run_repro(gm, f"{graph_id}/{stage}", reason, saved), None)
+        dumper.failed(reason, lambda: run_repro_source(gm, f"{graph_id}/{stage}", reason, saved),
+                      None)
     except Exception as error:  # noqa: BLE001 - e.g. an input torch.save cannot take
         return f"no dump written to {root}: {type(error).__name__}: {error}; {avoid}"
     if dumper.error is not None:
@@ -110,61 +120,18 @@ def dump_run_failure(options: Options, graph_id: str, stage: str, reason: str,
     return f"{files} in {dumper.folder}; {avoid}"
 
 
-def _run_repro(gm: fx.GraphModule, graph: str, reason: str, saved: bool) -> str:
-    first_line = reason.splitlines()[0].replace('"""', "'''") if reason else ""
-    source = "the inputs that made it fail (inputs.pt)" if saved else \
-        "random inputs of the failing call's shapes (its inputs were too large to save)"
-    doc = [first_line, "",
-           f"`python repro.py` runs it again, as the step did, on {source}:",
-           "it prints the error and exits 1 while the graph fails, 0 once it runs."]
-    main = ["    import pathlib", "    import sys", "",
-            '    saved = pathlib.Path(__file__).with_name("inputs.pt")',
-            "    inputs = torch.load(saved) if saved.exists() else example_inputs()",
-            "    try:",
-            "        with torch._C._AutoDispatchBelowAutograd():  # as AOTAutograd runs it",
-            "            Graph()(*inputs)",
-            "    except Exception as error:",
-            '        print(f"reproduced: {type(error).__name__}: {error}")',
-            "        sys.exit(1)",
-            '    print("did not reproduce: the graph ran")']
-    return f"# {first_line}\n" + standalone_source(gm, graph, "after", doc=doc, main=main)
-
-
 def dump_trace_failure(options: Options, graph_id: str, reason: str,
                        gm: fx.GraphModule) -> str:
     """A round-tripped graph AOTAutograd could not trace: repro.py traces it
     again (random inputs of its shapes, requiring grad as the step's did)
     and exits 1 while that fails. Says where, and the setting that leaves
     the graph out of the round trips; never raises."""
-    root = options.dump_dir or Path(tempfile.gettempdir()) / "fxmlir-failures"
-    others = ",".join(s for s in STAGES if s in options.stages and s != "before_autodiff")
-    avoid = f"FXMLIR_STAGES={others or 'none'} leaves Dynamo's graph as it is"
+    root = _root(options)
+    avoid = f"{_stages_without(options, 'before_autodiff')} leaves Dynamo's graph as it is"
     dumper = Dumper(root, graph_id, "before_autodiff", "before_autodiff")
-    dumper.failed(reason, lambda: _trace_repro(gm, f"{graph_id}/before_autodiff", reason), None)
+    dumper.failed(reason,
+                  lambda: trace_repro_source(gm, f"{graph_id}/before_autodiff", reason), None)
     if dumper.error is not None:
         return f"no dump written to {root}: {dumper.error}; {avoid}"
     return f"repro.py in {dumper.folder}; {avoid}"
 
-
-def _trace_repro(gm: fx.GraphModule, graph: str, reason: str) -> str:
-    first_line = reason.splitlines()[0].replace('"""', "'''") if reason else ""
-    grads = [bool(getattr(n.meta.get("val", n.meta.get("example_value")), "requires_grad",
-                          False))
-             for n in gm.graph.nodes if n.op == "placeholder"]
-    doc = [first_line, "",
-           "`python repro.py` has AOTAutograd trace it again on random inputs of its shapes:",
-           "it prints the error and exits 1 while the trace fails, 0 once it succeeds."]
-    main = ["    import sys", "",
-            "    from torch._functorch.aot_autograd import aot_module_simplified",
-            "    from torch._functorch.compilers import nop", "",
-            "    inputs = example_inputs()",
-            f"    for x, grad in zip(inputs, {grads!r}):",
-            "        if grad:",
-            "            x.requires_grad_()",
-            "    try:",
-            "        aot_module_simplified(Graph(), inputs, fw_compiler=nop)",
-            "    except Exception as error:",
-            '        print(f"reproduced: {type(error).__name__}: {error}")',
-            "        sys.exit(1)",
-            '    print("did not reproduce: AOTAutograd traced it")']
-    return f"# {first_line}\n" + standalone_source(gm, graph, "after", doc=doc, main=main)
