@@ -228,6 +228,61 @@ func.func @forward(%x: tensor<?x8xbf16, #fxmlir.device<"cuda:0">>) -> (tensor<?x
   EXPECT_EQ(again.str(), Module::parse(context, kBiasGelu).str());
 }
 
+// The graph's JSON is read by the core's own reader (JsonReader.cpp):
+// escapes, non-ASCII text and large integers arrive as JSON spells them,
+// and toJson writes them back so that they read the same again.
+TEST_F(CoreTest, JsonStringsAndNumbersReadAsJsonSpellsThem) {
+  // \u00e9 is e-acute; the surrogate pair, U+1F600; a lone surrogate reads
+  // as U+FFFD.
+  std::string json =
+      R"({"functions": [{"name": "f", "arguments": [], "returns": [], "ops": [)"
+      R"({"name": "fxmlir.call", "loc": "call", "operands": [], "results": [],)"
+      R"( "attributes": {"target": {"str": "q\"b\\s\/\n\t\u00e9\ud83d\ude00\ud800x"},)"
+      R"( "args": {"list": [{"int": -9223372036854775808}, {"float": "-1e-05"}]},)"
+      R"( "kwargs": {"dict": {}}}}]}]})";
+  Module module = Module::fromJson(context, json, "strings");
+  std::string printed = module.str();
+  EXPECT_NE(printed.find(R"(fxmlir.call "q\22b\\s/\0A\09\C3\A9\F0\9F\98\80\EF\BF\BDx"())"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("args = [-9223372036854775808, -1.000000e-05]"),
+            std::string::npos)
+      << printed;
+  Module again = Module::fromJson(context, module.toJson(), "again");
+  EXPECT_EQ(again.str(), printed);
+}
+
+TEST_F(CoreTest, InvalidJsonIsAnErrorAtItsByte) {
+  auto error = [&](const std::string &json) {
+    try {
+      Module::fromJson(context, json, "g");
+    } catch (const Error &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error(R"({"functions": [)"),
+            "cannot import g: invalid JSON at byte 15: the text ends where a "
+            "value should be");
+  EXPECT_EQ(error(R"({"functions": []} x)"),
+            "cannot import g: invalid JSON at byte 18: text after the end of "
+            "the value");
+  EXPECT_EQ(error(R"({"functions": [01]})"),
+            "cannot import g: invalid JSON at byte 16: expected ',' or ']'");
+  EXPECT_EQ(error(R"({"a": "\x"})"),
+            "cannot import g: invalid JSON at byte 8: an unknown escape in a string");
+  EXPECT_EQ(error(R"({"a": "\u12"})"),
+            "cannot import g: invalid JSON at byte 9: expected four hex digits after \\u");
+  EXPECT_EQ(error("{\"a\": \"x\ny\"}"),
+            "cannot import g: invalid JSON at byte 8: a control character in a string");
+  // Deep nesting is an error, not a stack overflow.
+  EXPECT_NE(error(repeat("[", 100000)).find("nested deeper than 256 levels"),
+            std::string::npos);
+  // Valid JSON, wrong graph: the importer's own message.
+  EXPECT_EQ(error(R"({"functions": [{"name": "f", "arguments": [1.5]}]})"),
+            "cannot import g: an argument is not a JSON object");
+}
+
 // A bad graph is an Error naming the FX node, never a crash.
 TEST_F(CoreTest, BadJsonGraphsNameTheNodeAndTheProblem) {
   auto error = [&](const std::string &json) {

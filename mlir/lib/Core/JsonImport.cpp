@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CoreImpl.h"
+#include "JsonReader.h"
 
 #include "../Support/Diagnostics.h"
 #include "fxmlir/Dialect/FxmlirDialect.h"
@@ -19,13 +20,12 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/Support/JSON.h"
 
 #include <cstdlib>
 
 using namespace mlir;
-using llvm::json::Array;
-using llvm::json::Object;
+using fxmlir::json::Array;
+using JsonValue = fxmlir::json::Value;
 
 namespace {
 class JsonImporter {
@@ -33,16 +33,16 @@ public:
   explicit JsonImporter(MLIRContext *context)
       : context(context), builder(context) {}
 
-  OwningOpRef<ModuleOp> importModule(const llvm::json::Value &graph);
+  OwningOpRef<ModuleOp> importModule(const JsonValue &graph);
 
 private:
-  void importFunction(ModuleOp module, const Object &function);
-  void importOp(const Object &op);
-  Type importType(const llvm::json::Value &type);
+  void importFunction(ModuleOp module, const JsonValue &function);
+  void importOp(const JsonValue &op);
+  Type importType(const JsonValue &type);
   Type elementType(llvm::StringRef name);
-  Attribute importAttr(const llvm::json::Value &attr);
-  Value use(const llvm::json::Value &id);
-  Location nameLoc(const Object &object);
+  Attribute importAttr(const JsonValue &attr);
+  Value use(const JsonValue &id);
+  Location nameLoc(const JsonValue &object);
 
   MLIRContext *context;
   OpBuilder builder;
@@ -55,37 +55,36 @@ private:
   throw fxmlir::Error(message.str());
 }
 
-static const Object &asObject(const llvm::json::Value &value,
+static const JsonValue &asObject(const JsonValue &value,
                               llvm::StringRef what) {
-  const Object *object = value.getAsObject();
-  if (!object)
+  if (!value.getAsObject())
     fail(what + " is not a JSON object");
-  return *object;
+  return value;
 }
 
-static const llvm::json::Value &field(const Object &object,
+static const JsonValue &field(const JsonValue &object,
                                       llvm::StringRef key) {
-  const llvm::json::Value *value = object.get(key);
+  const JsonValue *value = object.get(key);
   if (!value)
     fail("missing field '" + key + "'");
   return *value;
 }
 
-static const Array &arrayField(const Object &object, llvm::StringRef key) {
+static const Array &arrayField(const JsonValue &object, llvm::StringRef key) {
   const Array *array = object.getArray(key);
   if (!array)
     fail("missing list '" + key + "'");
   return *array;
 }
 
-static llvm::StringRef stringField(const Object &object, llvm::StringRef key) {
+static llvm::StringRef stringField(const JsonValue &object, llvm::StringRef key) {
   std::optional<llvm::StringRef> text = object.getString(key);
   if (!text)
     fail("missing string '" + key + "'");
   return *text;
 }
 
-static int64_t integer(const llvm::json::Value &value, llvm::StringRef what) {
+static int64_t integer(const JsonValue &value, llvm::StringRef what) {
   std::optional<int64_t> number = value.getAsInteger();
   if (!number)
     fail(what + " is not an integer");
@@ -93,7 +92,7 @@ static int64_t integer(const llvm::json::Value &value, llvm::StringRef what) {
 }
 
 /// JsonExport's floats: "%.17g" text, "nan" and "inf" included.
-static double parseDouble(const llvm::json::Value &value) {
+static double parseDouble(const JsonValue &value) {
   std::optional<llvm::StringRef> text = value.getAsString();
   if (!text)
     fail("a float is not given as its text");
@@ -105,13 +104,13 @@ static double parseDouble(const llvm::json::Value &value) {
   return result;
 }
 
-Location JsonImporter::nameLoc(const Object &object) {
+Location JsonImporter::nameLoc(const JsonValue &object) {
   if (std::optional<llvm::StringRef> name = object.getString("loc"))
     return NameLoc::get(StringAttr::get(context, *name));
   return UnknownLoc::get(context);
 }
 
-Value JsonImporter::use(const llvm::json::Value &id) {
+Value JsonImporter::use(const JsonValue &id) {
   auto it = values.find(integer(id, "an operand"));
   if (it == values.end())
     fail("value " + llvm::Twine(*id.getAsInteger()) +
@@ -119,8 +118,8 @@ Value JsonImporter::use(const llvm::json::Value &id) {
   return it->second;
 }
 
-Type JsonImporter::importType(const llvm::json::Value &value) {
-  const Object &type = asObject(value, "a type");
+Type JsonImporter::importType(const JsonValue &value) {
+  const JsonValue &type = asObject(value, "a type");
   llvm::StringRef kind = stringField(type, "kind");
   if (kind == "none")
     return NoneType::get(context);
@@ -129,7 +128,7 @@ Type JsonImporter::importType(const llvm::json::Value &value) {
   if (kind != "tensor")
     fail("unknown type kind '" + kind + "'");
   SmallVector<int64_t> shape;
-  for (const llvm::json::Value &dim : arrayField(type, "shape")) {
+  for (const JsonValue &dim : arrayField(type, "shape")) {
     int64_t size = integer(dim, "a dim");
     shape.push_back(size < 0 ? ShapedType::kDynamic : size);
   }
@@ -155,12 +154,12 @@ Type JsonImporter::elementType(llvm::StringRef name) {
   return parsed;
 }
 
-Attribute JsonImporter::importAttr(const llvm::json::Value &value) {
-  const Object &attr = asObject(value, "an attribute");
-  if (attr.size() != 1)
+Attribute JsonImporter::importAttr(const JsonValue &value) {
+  const JsonValue &attr = asObject(value, "an attribute");
+  if (attr.getAsObject()->size() != 1)
     fail("an attribute has one tag, e.g. {\"int\": 1}");
-  const auto &[tagKey, content] = *attr.begin();
-  llvm::StringRef tag = tagKey;
+  llvm::StringRef tag = attr.getAsObject()->front().key;
+  const JsonValue &content = attr.getAsObject()->front().value;
   auto list = [&]() -> const Array & {
     const Array *array = content.getAsArray();
     if (!array)
@@ -208,7 +207,7 @@ Attribute JsonImporter::importAttr(const llvm::json::Value &value) {
   }
   if (tag == "ints" || tag == "i32s") {
     SmallVector<int64_t> ints;
-    for (const llvm::json::Value &v : list())
+    for (const JsonValue &v : list())
       ints.push_back(integer(v, "an element of an int list"));
     if (tag == "ints")
       return builder.getDenseI64ArrayAttr(ints);
@@ -217,7 +216,7 @@ Attribute JsonImporter::importAttr(const llvm::json::Value &value) {
   }
   if (tag == "bools") {
     SmallVector<bool> bools;
-    for (const llvm::json::Value &v : list()) {
+    for (const JsonValue &v : list()) {
       std::optional<bool> b = v.getAsBoolean();
       if (!b)
         fail("attribute 'bools' needs true or false elements");
@@ -227,54 +226,54 @@ Attribute JsonImporter::importAttr(const llvm::json::Value &value) {
   }
   if (tag == "floats") {
     SmallVector<double> floats;
-    for (const llvm::json::Value &v : list())
+    for (const JsonValue &v : list())
       floats.push_back(parseDouble(v));
     return builder.getDenseF64ArrayAttr(floats);
   }
   if (tag == "list") {
     SmallVector<Attribute> elements;
-    for (const llvm::json::Value &v : list())
+    for (const JsonValue &v : list())
       elements.push_back(importAttr(v));
     return builder.getArrayAttr(elements);
   }
   if (tag == "dict") {
-    const Object &entries = asObject(content, "attribute 'dict'");
+    const JsonValue &entries = asObject(content, "attribute 'dict'");
     SmallVector<NamedAttribute> named;
-    for (const auto &[key, entry] : entries)
-      named.push_back(builder.getNamedAttr(key.str(), importAttr(entry)));
+    for (const fxmlir::json::Member &entry : *entries.getAsObject())
+      named.push_back(builder.getNamedAttr(entry.key, importAttr(entry.value)));
     return builder.getDictionaryAttr(named);
   }
   fail("unknown attribute tag '" + tag + "'");
 }
 
-void JsonImporter::importOp(const Object &op) {
+void JsonImporter::importOp(const JsonValue &op) {
   llvm::StringRef name = stringField(op, "name");
   Location loc = nameLoc(op);
   if (!RegisteredOperationName::lookup(name, context))
     fail("unknown op '" + name + "'");
   OperationState state(loc, name);
-  for (const llvm::json::Value &id : arrayField(op, "operands"))
+  for (const JsonValue &id : arrayField(op, "operands"))
     state.operands.push_back(use(id));
   const Array &results = arrayField(op, "results");
-  for (const llvm::json::Value &result : results)
+  for (const JsonValue &result : results)
     state.types.push_back(
         importType(field(asObject(result, "a result"), "type")));
-  if (const Object *attrs = op.getObject("attributes"))
-    for (const auto &[key, attr] : *attrs)
-      state.addAttribute(key.str(), importAttr(attr));
+  if (const fxmlir::json::Object *attrs = op.getObject("attributes"))
+    for (const fxmlir::json::Member &attr : *attrs)
+      state.addAttribute(attr.key, importAttr(attr.value));
   Operation *created = builder.create(state);
   for (auto [result, value] : llvm::zip_equal(results, created->getResults()))
     values[integer(field(asObject(result, "a result"), "id"), "a result id")] =
         value;
 }
 
-void JsonImporter::importFunction(ModuleOp module, const Object &function) {
+void JsonImporter::importFunction(ModuleOp module, const JsonValue &function) {
   llvm::StringRef name = stringField(function, "name");
   SmallVector<Type> inputs;
   SmallVector<Location> locs;
   const Array &arguments = arrayField(function, "arguments");
-  for (const llvm::json::Value &value : arguments) {
-    const Object &argument = asObject(value, "an argument");
+  for (const JsonValue &value : arguments) {
+    const JsonValue &argument = asObject(value, "an argument");
     inputs.push_back(importType(field(argument, "type")));
     locs.push_back(nameLoc(argument));
   }
@@ -289,8 +288,8 @@ void JsonImporter::importFunction(ModuleOp module, const Object &function) {
                    "an argument id")] = arg;
   }
   builder.setInsertionPointToEnd(body);
-  for (const llvm::json::Value &value : arrayField(function, "ops")) {
-    const Object &op = asObject(value, "an op");
+  for (const JsonValue &value : arrayField(function, "ops")) {
+    const JsonValue &op = asObject(value, "an op");
     try {
       importOp(op);
     } catch (const fxmlir::Error &error) {
@@ -299,16 +298,16 @@ void JsonImporter::importFunction(ModuleOp module, const Object &function) {
     }
   }
   SmallVector<Value> returned;
-  for (const llvm::json::Value &id : arrayField(function, "returns"))
+  for (const JsonValue &id : arrayField(function, "returns"))
     returned.push_back(use(id));
   func::ReturnOp::create(builder, UnknownLoc::get(context), returned);
   func.setFunctionType(
       builder.getFunctionType(inputs, ValueRange(returned).getTypes()));
 }
 
-OwningOpRef<ModuleOp> JsonImporter::importModule(const llvm::json::Value &graph) {
+OwningOpRef<ModuleOp> JsonImporter::importModule(const JsonValue &graph) {
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(context));
-  for (const llvm::json::Value &function :
+  for (const JsonValue &function :
        arrayField(asObject(graph, "the graph"), "functions"))
     importFunction(*module, asObject(function, "a function"));
   return module;
@@ -317,15 +316,15 @@ OwningOpRef<ModuleOp> JsonImporter::importModule(const llvm::json::Value &graph)
 namespace fxmlir {
 Module Module::fromJson(Context &context, const std::string &json,
                         const std::string &graphName) {
-  llvm::Expected<llvm::json::Value> graph = llvm::json::parse(json);
+  std::string invalid;
+  std::optional<json::Document> graph = json::Document::parse(json, invalid);
   if (!graph)
-    throw Error("cannot import " + graphName + ": " +
-                llvm::toString(graph.takeError()));
+    throw Error("cannot import " + graphName + ": " + invalid);
   MLIRContext *ctx = context.impl->context.get();
   JsonImporter importer(ctx);
   OwningOpRef<ModuleOp> module;
   try {
-    module = importer.importModule(*graph);
+    module = importer.importModule(graph->root());
   } catch (const Error &error) {
     throw Error("cannot import " + graphName + ": " + error.what());
   }
