@@ -5,7 +5,7 @@ schema by name, and rebuilt from a typed op's operands and attributes
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import torch
 
@@ -89,34 +89,59 @@ def has_operand_segments(signature: schema.OpSignature) -> bool:
     return sum(a.kind in _LIST_KINDS for a in signature.args) > 1
 
 
+class _Binder(NamedTuple):
+    """What binding a call to one overload needs of its schema, read once."""
+
+    positional: tuple[str, ...]
+    names: frozenset[str]
+    # name -> default, in schema order; _REQUIRED where there is none.
+    defaults: dict[str, Any]
+    sized: tuple[tuple[str, int], ...]  # `int[N]` arguments and their N
+
+
+_REQUIRED = object()
+
+
+@functools.cache
+def _binder(op: torch._ops.OpOverload) -> _Binder:
+    arguments = op._schema.arguments
+    defaults = {}
+    for a in arguments:
+        if a.has_default_value():
+            defaults[a.name] = schema.default_value(a)
+        elif str(a.type).startswith("Optional["):
+            defaults[a.name] = None
+        else:
+            defaults[a.name] = _REQUIRED
+    return _Binder(tuple(a.name for a in arguments if not a.kwarg_only),
+                   frozenset(a.name for a in arguments), defaults,
+                   tuple((a.name, a.N) for a in arguments if a.N))
+
+
 def bind_arguments(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> dict[str, Any]:
     """Schema argument name -> value, defaults filled in; TypeError if the
     call does not fit the schema."""
-    arguments = op._schema.arguments
-    positional = [a for a in arguments if not a.kwarg_only]
-    if len(args) > len(positional):
-        raise TypeError(f"{op} takes {len(positional)} positional arguments")
-    unknown = set(kwargs) - {a.name for a in arguments}
-    if unknown:
-        raise TypeError(f"{op} has no argument {sorted(unknown)}")
-    bound = {a.name: v for a, v in zip(positional, args)}
-    for a in arguments:
-        if a.name in bound:
+    binder = _binder(op)
+    if len(args) > len(binder.positional):
+        raise TypeError(f"{op} takes {len(binder.positional)} positional arguments")
+    if not binder.names.issuperset(kwargs):
+        raise TypeError(f"{op} has no argument {sorted(set(kwargs) - binder.names)}")
+    bound = dict(zip(binder.positional, args))
+    for name, default in binder.defaults.items():
+        if name in bound:
             continue
-        if a.name in kwargs:
-            bound[a.name] = kwargs[a.name]
-        elif a.has_default_value():
-            bound[a.name] = schema.default_value(a)
-        elif str(a.type).startswith("Optional["):
-            bound[a.name] = None
-        else:
-            raise TypeError(f"{op} misses argument {a.name}")
-    for a in arguments:
-        # A sized int list (`int[1] dim`) takes one int for all its entries,
-        # as torch's argument parser does: `x.mean(-1)` is mean.dim([-1]).
-        value = bound[a.name]
-        if a.N and isinstance(value, int) and not isinstance(value, bool):
-            bound[a.name] = [value] * a.N
+        if name in kwargs:
+            bound[name] = kwargs[name]
+        elif default is _REQUIRED:
+            raise TypeError(f"{op} misses argument {name}")
+        else:  # a fresh list each call: callers may keep what they get
+            bound[name] = list(default) if isinstance(default, list) else default
+    # A sized int list (`int[1] dim`) takes one int for all its entries, as
+    # torch's argument parser does: `x.mean(-1)` is mean.dim([-1]).
+    for name, size in binder.sized:
+        value = bound[name]
+        if isinstance(value, int) and not isinstance(value, bool):
+            bound[name] = [value] * size
     return bound
 
 

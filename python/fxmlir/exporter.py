@@ -68,7 +68,7 @@ class _GraphBuilder:
             return
         if name == "fxmlir.get_attr":
             node = self.graph.get_attr(op["attributes"]["name"]["str"])
-            self._bind(node, op, single=True)
+            self._bind(node, op, single=True, same=self._same_call(op, node.target))
             return
         operands = [self.value(i) for i in op["operands"]]
         if name == "fxmlir.mlir_jit":  # a JIT region: the call carries its function
@@ -78,7 +78,7 @@ class _GraphBuilder:
             node = self.graph.call_function(
                 torch.ops.fxmlir.mlir_jit.default,
                 (self.jit_functions[callee], callee, operands), name=callee)
-            self._bind(node, op, single=False)
+            self._bind(node, op, single=False, same=self._same_call(op, node.target))
             self._restore_layouts(op, _result_nodes(op))
             return
         if name == "fxmlir.call":
@@ -89,19 +89,22 @@ class _GraphBuilder:
             kwargs = {k: mlir_attrs.decode(v, operands, pyobjects)
                       for k, v in op["attributes"]["kwargs"]["dict"].items()}
             args = self._with_symbolic_sizes(op, fn, args)
-            node = self.graph.create_node(opcode, fn, args, kwargs, name=self._name(op, fn))
-            self._bind(node, op, single=not self._is_multi(op))
+            same = self._same_call(op, fn)
+            node = self.graph.create_node(opcode, fn, args, kwargs,
+                                          name=same.name if same is not None else None)
+            self._bind(node, op, single=not self._is_multi(op), same=same)
             return
         overload = schema.op_from_mlir_name(name)
         if overload is None:
             raise ExportFailure(f"op {name} names no torch operator")
         args, kwargs = aten_calls.unbind_arguments(overload, operands, op["attributes"])
         args = self._with_symbolic_sizes(op, overload, args)
+        same = self._same_call(op, overload)
         node = self.graph.create_node("call_function", overload, args, kwargs,
-                                      name=self._name(op, overload))
+                                      name=same.name if same is not None else None)
         single = len(overload._schema.returns) == 1 and \
             not isinstance(overload._schema.returns[0].type, torch.ListType)
-        self._bind(node, op, single=single)
+        self._bind(node, op, single=single, same=same)
 
     def _with_symbolic_sizes(self, op: dict, target: Any, args: tuple) -> tuple:
         """`args` with the dynamic entries of a RESULT_SHAPE_SIZES op's size
@@ -177,17 +180,17 @@ class _GraphBuilder:
                                            original.kwargs, _is_tensor_node)
         return original if any(spelled is target for spelled, _, _ in spellings) else None
 
-    def _name(self, op: dict, target: Any) -> str | None:
-        """The original node's name for the op that still does its job; new
-        ops get a fresh name from their target."""
-        original = self._same_call(op, target)
-        return original.name if original is not None else None
-
     def _is_multi(self, op: dict) -> bool:
         return op.get("loc") in self.imported.multi
 
-    def _bind(self, node: fx.Node, op: dict, single: bool) -> None:
-        self._set_meta(node, op)
+    def _bind(self, node: fx.Node, op: dict, single: bool, same: fx.Node | None) -> None:
+        """Makes `node` the value of `op`'s results, its metadata that of
+        `same`, the original node it still is (_same_call; it keeps that
+        node's name too), or computed."""
+        if same is not None:
+            node.meta.update(same.meta)  # a fresh node's meta is empty
+        else:
+            node.meta["val"] = self._fake_run(node)
         results = op["results"]
         if single and len(results) == 1:
             self.env[results[0]["id"]] = node
@@ -199,13 +202,6 @@ class _GraphBuilder:
                 self.env[result["id"]] = (node, index)
                 if result["id"] in self.used:
                     self.value(result["id"])
-
-    def _set_meta(self, node: fx.Node, op: dict) -> None:
-        original = self._same_call(op, node.target)
-        if original is not None:
-            node.meta = copy.copy(original.meta)
-            return
-        node.meta["val"] = self._fake_run(node)
 
     def _fake_run(self, node: fx.Node) -> Any:
         if node.op == "get_attr":

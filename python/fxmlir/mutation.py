@@ -62,6 +62,8 @@ def written_inputs(node: fx.Node) -> list[fx.Node]:
         return []
     target = node.target
     if isinstance(target, torch._ops.OpOverload):
+        if not target._schema.is_mutable:  # the common case, answered at once
+            return []
         args = target._schema.arguments
         bound = dict(zip((a.name for a in args), node.args)) | dict(node.kwargs)
         return [n for a in args if a.alias_info is not None and a.alias_info.is_write
@@ -124,6 +126,8 @@ def _written_storages(graph: fx.Graph) -> tuple[_Storages, set[Any]]:
 def mutation_touching_nodes(graph: fx.Graph) -> set[fx.Node]:
     """The call nodes that read or produce memory some node writes in place
     (the writing nodes included)."""
+    if not any(written_inputs(node) for node in graph.nodes):
+        return set()  # no memory to group: most graphs
     storages, mutated = _written_storages(graph)
     if not mutated:
         return set()
