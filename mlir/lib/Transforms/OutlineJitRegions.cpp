@@ -118,19 +118,27 @@ private:
     return found;
   }
 
-  /// Records `op`'s region as a reader of its operands. A value keeps at
-  /// most kMaxReaderRegions of them, so a value read by thousands of ops
-  /// costs each reader a bounded lookup, not a walk over all the others.
+  /// Records `op`'s region as a reader of its operands. A value keeps the
+  /// kMaxReaderRegions latest of them, so a value read by thousands of ops
+  /// costs each reader a bounded lookup, not a walk over all the others;
+  /// the latest, because a sibling far back in the block costs the cycle
+  /// check a walk over everything in between (a weight or an input read by
+  /// every layer would make that quadratic).
   void addReader(Operation *op, unsigned region) {
     for (Value operand : op->getOperands()) {
       SmallVector<unsigned, kMaxReaderRegions> &list = readers[operand];
-      // Regions merged since may now be one: keep each once.
-      for (unsigned &known : list)
-        known = current(known);
-      llvm::sort(list);
-      list.erase(llvm::unique(list), list.end());
-      if (!llvm::is_contained(list, region) && list.size() < kMaxReaderRegions)
-        list.push_back(region);
+      // Regions merged since may now be one: keep each once, in the order
+      // they were recorded.
+      SmallVector<unsigned, kMaxReaderRegions> seen;
+      for (unsigned known : list)
+        if (!llvm::is_contained(seen, current(known)))
+          seen.push_back(current(known));
+      list = std::move(seen);
+      if (llvm::is_contained(list, region))
+        continue;
+      if (list.size() == kMaxReaderRegions)
+        list.erase(list.begin());
+      list.push_back(region);
     }
   }
 
@@ -168,7 +176,9 @@ private:
       return def == op || isMember(def, chosen);
     };
     // Ops before the first member cannot depend on one; ops visited without
-    // reaching a member do not either, so the walks share `visited`.
+    // reaching a member do not either, so the walks share `visited`. A walk
+    // longer than kMaxCycleWalk ops answers "cycle": a merge missed, never a
+    // wrong one, and each op's cost stays bounded whatever the graph.
     llvm::SmallPtrSet<Operation *, 32> visited;
     auto dependsOnMembers = [&](Operation *start) {
       SmallVector<Operation *> stack = {start};
@@ -178,7 +188,7 @@ private:
           Operation *def = operand.getDefiningOp();
           if (!def || !position.count(def) || position[def] < first)
             continue;
-          if (isInside(def))
+          if (isInside(def) || visited.size() > kMaxCycleWalk)
             return true;
           if (visited.insert(def).second)
             stack.push_back(def);
@@ -223,6 +233,7 @@ private:
   }
 
   static constexpr unsigned kMaxReaderRegions = 4;
+  static constexpr unsigned kMaxCycleWalk = 4096;
 
   DenseMap<Operation *, size_t> position;
   DenseMap<Operation *, unsigned> regionOf;
