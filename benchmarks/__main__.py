@@ -144,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
             run["outline"] = outline.results()
             rows = None
         if rows is not None:
+            if args.device == "cpu":  # a row per thread count
+                for row in rows:
+                    row.threads = torch.get_num_threads()
             run[key] = _merged(run.get(key, []), rows)
         if key == "ops":
             run["ops_copy_gbps"] = run["copy_gbps"]
@@ -154,10 +157,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _merged(old: list[suites.Result], new: list[suites.Result]) -> list[suites.Result]:
-    """`new` in place of the rows of `old` with its cases and dtypes."""
-    fresh = {(r.case, r.dtype) for r in new}
-    kept = [r for r in old if (r.case, r.dtype) not in fresh]
-    return kept + new
+    """`new` in place of the rows of `old` with its cases, dtypes and thread
+    counts, in order of case, dtype and threads."""
+    def key(r: suites.Result) -> tuple[str, str, int]:
+        return r.case, r.dtype, r.threads or 0
+
+    fresh = {key(r) for r in new}
+    merged = [r for r in old if key(r) not in fresh] + new
+    cases = list(dict.fromkeys((r.case, r.dtype) for r in merged))
+    return sorted(merged, key=lambda r: (cases.index((r.case, r.dtype)), r.threads or 0))
 
 
 def _write(args: argparse.Namespace, raw: Path, run: dict[str, Any]) -> None:

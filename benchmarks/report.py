@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from benchmarks.suites import Result
 from benchmarks.timing import format_ms
@@ -24,7 +24,8 @@ compared with the same run's device-to-device copy. "Peak extra" is the most
 memory a training step holds at once beyond what was allocated before it (its
 inputs, the parameters, the previous step's gradients, which it frees; each
 section says how it is measured); "saved" what autograd keeps for backward
-during the step; "first call" the wall-clock time of the first step, compiling
+during the step (parameters it keeps by reference not counted); "threads" torch's CPU
+threads; "first call" the wall-clock time of the first step, compiling
 included (Inductor's and AOTAutograd's caches off: a cold compile). Every
 number below comes from a run (raw samples in benchmarks-<device>.json); a run
 replaces the tables it measured.
@@ -64,35 +65,47 @@ def _mib(value: float | None) -> str:
     return "–" if value is None else f"{value:.0f}"
 
 
+def _threads(results: list[Result]) -> tuple[list[str], Callable[[Result], list[str]]]:
+    """A "threads" column where the rows record theirs (CPU runs)."""
+    if all(r.threads is None for r in results):
+        return [], lambda r: []
+    return ["threads"], lambda r: [str(r.threads) if r.threads else "–"]
+
+
 def _ops_table(results: list[Result], copy_gbps: float) -> str:
+    header, threads = _threads(results)
     rows = []
     for r in results:
         fused = r.timings["fxmlir"].median
         gbps = r.bytes_moved / (fused * 1e-3) / 1e9
-        rows.append([r.case, r.dtype, r.timings["eager"].text(), r.timings["Inductor"].text(),
-                     r.timings["fxmlir"].text(), f"{gbps:.0f}", f"{100 * gbps / copy_gbps:.0f}%",
+        rows.append([r.case, r.dtype, *threads(r), r.timings["eager"].text(),
+                     r.timings["Inductor"].text(), r.timings["fxmlir"].text(), f"{gbps:.0f}",
+                     f"{100 * gbps / copy_gbps:.0f}%",
                      f"{r.timings['eager'].median / fused:.2f}x"])
-    return _table(["op", "dtype", "eager ms", "Inductor ms", "fxmlir ms", "fxmlir GB/s",
-                   "of copy", "fxmlir vs eager"], rows)
+    return _table(["op", "dtype", *header, "eager ms", "Inductor ms", "fxmlir ms",
+                   "fxmlir GB/s", "of copy", "fxmlir vs eager"], rows)
 
 
 def _linear_table(results: list[Result]) -> str:
     names = list(dict.fromkeys(n for r in results for n in r.timings))
-    rows = [[r.case, r.dtype] + [r.timings[n].text() if n in r.timings else "–"
-                                 for n in names] for r in results]
-    return _table(["pass", "dtype"] + [f"{n} ms" for n in names], rows)
+    header, threads = _threads(results)
+    rows = [[r.case, r.dtype, *threads(r)] + [r.timings[n].text() if n in r.timings else "–"
+                                             for n in names] for r in results]
+    return _table(["pass", "dtype", *header] + [f"{n} ms" for n in names], rows)
 
 
 def _step_table(results: list[Result]) -> str:
+    header, threads = _threads(results)
     rows = []
     for r in results:
         eager = r.timings["eager"].median
         for name, t in r.timings.items():
             extra = r.extra.get(name, {})
-            rows.append([r.case, r.dtype, name, t.text(), f"{eager / t.median:.2f}x",
-                         _mib(extra.get("peak extra MiB")), _mib(extra.get("saved MiB")),
+            rows.append([r.case, r.dtype, *threads(r), name, t.text(),
+                         f"{eager / t.median:.2f}x", _mib(extra.get("peak extra MiB")),
+                         _mib(extra.get("saved MiB")),
                          f"{extra.get('first call s', 0.0):.2f}"])
-    return _table(["model", "dtype", "implementation", "step ms", "vs eager",
+    return _table(["model", "dtype", *header, "implementation", "step ms", "vs eager",
                    "peak extra MiB", "saved MiB", "first call s"], rows)
 
 

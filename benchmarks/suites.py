@@ -77,17 +77,18 @@ class Result:
     timings: dict[str, timing.Timing]
     bytes_moved: int = 0  # the fewest bytes the fused op must move
     extra: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    threads: int | None = None  # torch's CPU threads; None on a GPU
 
     def to_json(self) -> dict[str, Any]:
         return {"case": self.case, "dtype": self.dtype, "bytes_moved": self.bytes_moved,
                 "timings_ms": {n: list(t.samples) for n, t in self.timings.items()},
-                "extra": self.extra}
+                "extra": self.extra, "threads": self.threads}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Result":
         return cls(data["case"], data["dtype"],
                    {n: timing.Timing(tuple(v)) for n, v in data["timings_ms"].items()},
-                   data["bytes_moved"], data["extra"])
+                   data["bytes_moved"], data["extra"], data.get("threads"))
 
 
 def _compiled(fn: Callable[..., Any], backend: Any = "inductor", **kwargs: Any) -> Callable:
@@ -274,7 +275,7 @@ def _step_results(case: str, dtype: str, device: str, sizes: Sizes,
         extra[name] = {"first call s": first,
                        "peak extra MiB": timing.peak_extra_mib(call, device),
                        "saved MiB": None if "cudagraphs" in name or "reduce" in name
-                       else timing.saved_mib(call)}
+                       else timing.saved_mib(call, params)}
     result = Result(case, dtype, timing.measure(calls, device, sizes.warmup, sizes.step_reps))
     result.extra = extra
     if profile is not None:

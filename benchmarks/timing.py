@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,13 +101,17 @@ def peak_extra_mib(fn: Callable[[], Any], device: str) -> float:
     return (torch.cuda.max_memory_allocated() - base) / 2**20
 
 
-def saved_mib(fn: Callable[[], Any]) -> float:
-    """What autograd saves for backward during a call, each storage once."""
+def saved_mib(fn: Callable[[], Any], held: Iterable[torch.Tensor] = ()) -> float:
+    """What autograd saves for backward during a call, each storage once;
+    not the storages of `held` (the parameters): a parameter or a view of
+    one saved by reference takes no memory of its own."""
     storages: dict[int, int] = {}
+    skipped = {t.untyped_storage().data_ptr() for t in held}
 
     def pack(t: torch.Tensor) -> torch.Tensor:
         storage = t.untyped_storage()
-        storages[storage.data_ptr()] = storage.nbytes()
+        if storage.data_ptr() not in skipped:
+            storages[storage.data_ptr()] = storage.nbytes()
         return t
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):

@@ -18,7 +18,8 @@ from fxmlir.report import RoundTripRecord, bytes_text
 
 def _saved_when_run(fn) -> tuple[int, int]:
     """The tensors autograd saves while `fn` runs, and their bytes, each
-    storage once (as benchmarks/timing.py: saved_mib counts them)."""
+    storage once (as benchmarks/timing.py's saved_mib counts them, parameters
+    included)."""
     count, storages = 0, {}
 
     def pack(tensor: torch.Tensor) -> torch.Tensor:
