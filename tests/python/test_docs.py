@@ -10,8 +10,10 @@ ROOT = Path(__file__).parents[2]
 
 
 def first_call_s(table: str, model: str, implementation: str) -> float:
-    row = re.search(rf"^\| {re.escape(model)} \| f32 \| {implementation} \|.*\| ([\d.]+) \|$",
-                    table, re.MULTILINE)
+    """The first call of the model's f32 step, from its first row (one
+    thread, where the table has a threads column)."""
+    row = re.search(rf"^\| {re.escape(model)} \| f32 \|(?: \d+ \|)? {implementation} \|"
+                    r".*\| ([\d.]+) \|$", table, re.MULTILINE)
     assert row, (model, implementation)
     return float(row.group(1))
 
