@@ -60,7 +60,8 @@ void runtime::checkInputs(std::string_view name,
 
 Call runtime::prepareCall(std::string_view name,
                           const jit::CompiledFunction &compiled,
-                          at::TensorList inputs, at::Device device) {
+                          at::TensorList inputs, at::Device device,
+                          const at::Tensor *out) {
   Call call;
   std::vector<std::vector<int64_t>> shapes;
   for (const at::Tensor &input : inputs) {
@@ -70,6 +71,23 @@ Call runtime::prepareCall(std::string_view name,
   }
   std::vector<std::vector<int64_t>> resultShapes =
       guarded(name, [&] { return compiled.resultShapes(shapes); });
+  if (out) {
+    TORCH_CHECK(resultShapes.size() == 1, "mlir_jit_into @", name,
+                ": the function has ", resultShapes.size(),
+                " results, not one to write into out");
+    at::ScalarType dtype = scalarType(compiled.signature().results[0].dtype);
+    TORCH_CHECK(out->sizes() == at::IntArrayRef(resultShapes[0]) &&
+                    out->scalar_type() == dtype && out->device() == device &&
+                    out->is_contiguous(),
+                "mlir_jit_into @", name, ": out must be a contiguous ", dtype,
+                " tensor of shape ", at::IntArrayRef(resultShapes[0]), " on ",
+                device, ", got ", out->scalar_type(), " ", out->sizes(),
+                out->is_contiguous() ? "" : " (not contiguous)", " on ",
+                out->device());
+    call.results.push_back(*out);
+    call.outputBuffers.push_back({out->data_ptr(), resultShapes[0]});
+    return call;
+  }
   for (size_t i = 0; i < resultShapes.size(); ++i) {
     call.results.push_back(at::empty(
         resultShapes[i], at::TensorOptions().device(device).dtype(scalarType(

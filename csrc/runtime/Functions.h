@@ -59,9 +59,12 @@ struct Call {
 };
 
 /// Contiguous copies of `inputs` (where they are not) and results on
-/// `device`, shaped and typed as `compiled` infers them.
+/// `device`, shaped and typed as `compiled` infers them; `out`, if given,
+/// is the one result (an error unless it has the result's shape and dtype,
+/// contiguous, on `device`).
 Call prepareCall(std::string_view name, const jit::CompiledFunction &compiled,
-                 at::TensorList inputs, at::Device device);
+                 at::TensorList inputs, at::Device device,
+                 const at::Tensor *out = nullptr);
 
 } // namespace fxmlir::runtime
 

@@ -70,7 +70,8 @@ constexpr int64_t kSliceBytes = 256 << 10;
 
 std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
                                    c10::string_view name,
-                                   at::TensorList inputs) {
+                                   at::TensorList inputs,
+                                   const at::Tensor *out = nullptr) {
   Function &function = guarded(
       name, [&]() -> Function & { return runtime::function(module, name); });
   checkInputs(name, function.signature, inputs);
@@ -82,7 +83,9 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
   for (const at::Tensor &input : inputs)
     TORCH_CHECK(input.device().is_cpu(), "mlir_jit @", name,
                 ": CPU kernel got a tensor on ", input.device());
-  Call call = prepareCall(name, compiled, inputs, at::kCPU);
+  // A row slice reads its rows of the inputs before writing those of the
+  // results: `out` may be a pointwise function's input.
+  Call call = prepareCall(name, compiled, inputs, at::kCPU, out);
   std::vector<at::Tensor> results = std::move(call.results);
 
   const Signature &signature = compiled.signature();
@@ -152,6 +155,27 @@ template <>
 std::vector<at::Tensor> fxmlir::ops::mlirJit<fxmlir::ops::Device::CPU>(
     c10::string_view module, c10::string_view function, at::TensorList inputs) {
   return runtime::mlirJitCpu(module, function, inputs);
+}
+
+template <>
+at::Tensor &fxmlir::ops::mlirJitInto<fxmlir::ops::Device::Meta>(
+    c10::string_view module, c10::string_view function, at::TensorList inputs,
+    at::Tensor &out) {
+  std::vector<at::Tensor> results =
+      runtime::mlirJitMeta(module, function, inputs);
+  TORCH_CHECK(results.size() == 1 && results[0].dim() == out.dim() &&
+                  results[0].scalar_type() == out.scalar_type(),
+              "mlir_jit_into @", function, ": out must have the one result's "
+              "rank and dtype");
+  return out;
+}
+
+template <>
+at::Tensor &fxmlir::ops::mlirJitInto<fxmlir::ops::Device::CPU>(
+    c10::string_view module, c10::string_view function, at::TensorList inputs,
+    at::Tensor &out) {
+  runtime::mlirJitCpu(module, function, inputs, &out);
+  return out;
 }
 
 // mlir_jit's schema and Meta and CPU kernels (CUDA: MlirJitCUDA.cu): this

@@ -20,6 +20,12 @@ std::vector<at::Tensor> mlirJit(c10::string_view module,
                                 c10::string_view function,
                                 at::TensorList inputs);
 
+/// mlirJit of a function with one result, written into `out` (which may be
+/// one of `inputs`: the function is pointwise) and returned.
+template <Device D>
+at::Tensor &mlirJitInto(c10::string_view module, c10::string_view function,
+                        at::TensorList inputs, at::Tensor &out);
+
 } // namespace fxmlir::ops
 
 #endif // FXMLIR_RUNTIME_MLIRJIT_H

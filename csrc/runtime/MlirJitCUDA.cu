@@ -157,7 +157,8 @@ const jit::CudaFunction &compiledCuda(Function &function,
 
 std::vector<at::Tensor> mlirJitCuda(c10::string_view module,
                                     c10::string_view name,
-                                    at::TensorList inputs) {
+                                    at::TensorList inputs,
+                                    const at::Tensor *out = nullptr) {
   Function &function = guarded(
       name, [&]() -> Function & { return runtime::function(module, name); });
   checkInputs(name, function.signature, inputs);
@@ -175,7 +176,9 @@ std::vector<at::Tensor> mlirJitCuda(c10::string_view module,
         return compiledCuda(function, module, name, device.index());
       });
 
-  Call call = prepareCall(name, compiled, inputs, device);
+  // Each element of the inputs is read before that element of a result is
+  // written: `out` may be a pointwise function's input.
+  Call call = prepareCall(name, compiled, inputs, device, out);
   cudaStream_t stream = at::cuda::getCurrentCUDAStream(device.index());
   guarded(name, [&] {
     compiled.launch(call.inputBuffers, call.outputBuffers, stream);
@@ -190,6 +193,14 @@ template <>
 std::vector<at::Tensor> fxmlir::ops::mlirJit<fxmlir::ops::Device::CUDA>(
     c10::string_view module, c10::string_view function, at::TensorList inputs) {
   return runtime::mlirJitCuda(module, function, inputs);
+}
+
+template <>
+at::Tensor &fxmlir::ops::mlirJitInto<fxmlir::ops::Device::CUDA>(
+    c10::string_view module, c10::string_view function, at::TensorList inputs,
+    at::Tensor &out) {
+  runtime::mlirJitCuda(module, function, inputs, &out);
+  return out;
 }
 
 #include "MlirJitCUDARegistration.inc"

@@ -23,7 +23,7 @@ from torch.utils import _pytree as pytree
 
 from fxmlir import aten_calls, mlir_attrs, schema
 from fxmlir.importer import ImportedGraph, node_value
-from fxmlir.inplace_sums import sum_in_place
+from fxmlir.inplace_sums import POINTWISE, sum_in_place
 from fxmlir.symbolic_sizes import DYNAMIC_SIZE, RESULT_SHAPE_SIZES, SizeValues
 
 
@@ -79,6 +79,8 @@ class _GraphBuilder:
                 torch.ops.fxmlir.mlir_jit.default,
                 (self.jit_functions[callee], callee, operands), name=callee)
             self._bind(node, op, single=False, same=self._same_call(op, node.target))
+            if POINTWISE in op["attributes"]:
+                node.meta[POINTWISE] = True  # its result may take a dying input's memory
             self._restore_layouts(op, _result_nodes(op))
             return
         if name == "fxmlir.call":

@@ -177,6 +177,9 @@ class FusedOp:
     # Results after the first that gradients flow through too (the formula
     # gets each one's as `grad_<name>`); the others are for backward only.
     differentiable: tuple[str, ...] = ()
+    # Whether the dialect has the op (generated; mlir_jit's written by hand);
+    # False for one that only the exporter calls, after the round trip.
+    in_dialect: bool = True
 
     @property
     def name(self) -> str:
@@ -466,6 +469,22 @@ FUSED_OPS += (
     fxmlir.mlir_jit is its MLIR form.""",
         family=Family.JIT,
         devices=("CPU", "CUDA"),
+    ),
+    FusedOp(
+        "mlir_jit_into(str module, str function, Tensor[] inputs, Tensor(a!) out) "
+        "-> Tensor(a!)",
+        summary="mlir_jit of a one-result pointwise region, its result written into `out`",
+        description="""
+    mlir_jit for a region the core marks `fxmlir.pointwise` (one result,
+    computed element by element from inputs of its shape): the result is
+    written into `out`, which has its shape and dtype, contiguous, and is
+    returned. fxmlir.inplace_sums passes an input that dies at the call as
+    `out`, so that the region takes no new buffer, as an in-place sum would
+    not (each element of the inputs is read before that element of the
+    result is written).""",
+        family=Family.JIT,
+        devices=("CPU", "CUDA"),
+        in_dialect=False,
     ),
 )
 

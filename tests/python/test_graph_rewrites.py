@@ -15,6 +15,7 @@ import fxmlir
 from fxmlir.inplace_sums import sum_in_place
 from fxmlir.joint_cse import eliminate_common_subexpressions
 from fxmlir.layer_norm_stats import fix_statistics
+from fxmlir.memory import step_peak
 
 aten = torch.ops.aten
 
@@ -56,6 +57,54 @@ def test_a_sum_leaves_inputs_views_broadcasts_and_read_addends_alone():
     assert _adds(gm) == [aten.add.Tensor] * 4
     for got, want in zip(gm(x, y, row), sums(x, y, row)):
         torch.testing.assert_close(got, want)
+
+
+def test_a_sum_leaves_an_unsafe_view_of_a_value_read_again_alone():
+    """`_unsafe_view`'s schema says its result is new, yet it shares its
+    input's memory: writing the sum into it would change the product that
+    is read again (a LLaMA gate projection's, in SwiGLU's backward)."""
+    def sums(x, y):
+        p = aten.mm(x, y)
+        return aten._unsafe_view(p, [16]) + aten.view(y, [16]), p * 2
+
+    x, y = torch.randn(4, 4), torch.randn(4, 4)
+    gm = _in_place(_traced(sums, x, y))
+    assert _adds(gm) == [aten.add.Tensor]
+    for got, want in zip(gm(x, y), sums(x, y)):
+        torch.testing.assert_close(got, want)
+
+
+def test_a_pointwise_region_writes_into_an_input_only_it_reads(tmp_path):
+    """A tied weight's gradient sum with the LM head's bf16 gradient cast in,
+    as GPT-2's backward makes it: the region's result takes the dying
+    product's buffer (mlir_jit_into), as an unfused sum would (add_), and the
+    call needs one buffer, not two (measured); a product read again keeps
+    its own."""
+    def tied(g, x, w):
+        return g.float() + aten.mm(x, w)  # the product dies in the region
+
+    def read_again(g, x, w):
+        p = aten.mm(x, w)
+        return g.float() + p, p * 2
+
+    g, x, w = torch.randn(512, 512).bfloat16(), torch.randn(512, 64), torch.randn(64, 512)
+    mib = 2**20  # a 512 x 512 float32 buffer
+    for fn, into in ((tied, 1), (read_again, 0)):
+        torch._dynamo.reset()
+        dumps = tmp_path / fn.__name__
+        compiled = torch.compile(fn, backend=fxmlir.backend(codegen=True, strict=True,
+                                                            dump_dir=str(dumps)))
+        with torch.no_grad():
+            got = compiled(g, x, w)
+            peak = step_peak(lambda: compiled(g, x, w))
+        (code,) = dumps.glob("*/*/inference/fx_after.py")
+        assert code.read_text().count("fxmlir.mlir_jit_into.default(") == into, fn.__name__
+        want = fn(g, x, w)
+        for a, b in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            torch.testing.assert_close(a, b)
+        if fn is tied:
+            assert peak.extra < 1.5 * mib, peak
 
 
 def _calls(gm: torch.fx.GraphModule, target) -> int:

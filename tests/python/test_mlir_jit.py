@@ -256,3 +256,28 @@ def test_bad_calls_are_errors():
         torch.ops.fxmlir.mlir_jit(text, name, [torch.randn(4, 9)])
     with pytest.raises(RuntimeError, match="no function @missing"):
         torch.ops.fxmlir.mlir_jit(text, "missing", [x])
+
+
+
+def test_a_pointwise_region_writes_into_out():
+    """mlir_jit_into: the one result written into `out`, which may be an
+    input (fxmlir.inplace_sums passes one that dies at the call)."""
+    fn = lambda g, s: g.float() + s  # noqa: E731
+    g, s = torch.randn(64, 32).bfloat16(), torch.randn(64, 32)
+    outlined = outline(fn, g, s)
+    (name,) = outlined.regions
+    text = outlined.functions[name]
+    expected = fn(g, s)
+    donor = s.clone()
+    result = torch.ops.fxmlir.mlir_jit_into(text, name, [g, donor], donor)
+    assert result is donor
+    torch.testing.assert_close(donor, expected)
+    out = torch.empty(64, 32)
+    torch.ops.fxmlir.mlir_jit_into(text, name, [g, s], out)
+    torch.testing.assert_close(out, expected)
+    expected_out = f"mlir_jit_into @{name}: out must be a contiguous Float tensor of shape \\[64, 32\\] on cpu"
+    for bad, got in ((g.clone(), "BFloat16 \\[64, 32\\] on cpu"),
+                     (torch.empty(64, 31), "Float \\[64, 31\\] on cpu"),
+                     (torch.empty(32, 64).t(), "Float \\[64, 32\\] \\(not contiguous\\) on cpu")):
+        with pytest.raises(RuntimeError, match=f"{expected_out}, got {got}"):
+            torch.ops.fxmlir.mlir_jit_into(text, name, [g, s], bad)

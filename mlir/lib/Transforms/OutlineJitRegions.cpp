@@ -249,6 +249,31 @@ private:
 /// result replaced ("" where it had no name).
 static constexpr llvm::StringLiteral kResultNodesAttr = "fxmlir.result_nodes";
 
+/// On an fxmlir.mlir_jit op whose one result may be written into the memory
+/// of an input of its shape and dtype that dies at the call (the exporter
+/// decides which: fxmlir.inplace_sums).
+static constexpr llvm::StringLiteral kPointwiseAttr = "fxmlir.pointwise";
+
+/// Whether `region` computes one result elementwise from operands of its
+/// shape (or 0-d), so that every op reads element i of an input no later
+/// than the result's element i is written: the region's single result may
+/// then share an input's buffer. Views (a transpose keeps a square shape
+/// but not the element order), broadcasts and reductions do not qualify.
+static bool isPointwise(ArrayRef<Operation *> region, ValueRange outputs) {
+  if (outputs.size() != 1)
+    return false;
+  auto shape = cast<RankedTensorType>(outputs[0].getType()).getShape();
+  auto fits = [&](Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    return !type || type.getRank() == 0 || type.getShape() == shape;
+  };
+  return llvm::all_of(region, [&](Operation *op) {
+    return getJitOpKind(op) == JitOpKind::Elementwise &&
+           llvm::all_of(op->getOperands(), fits) &&
+           llvm::all_of(op->getResults(), fits);
+  });
+}
+
 
 /// "add", "softmax", "silu": what a region's function name says of an op.
 static std::string shortName(Operation *op) {
@@ -392,6 +417,8 @@ static void outline(ArrayRef<Operation *> region, OutlinedFunctions &functions) 
          builder.getI64IntegerAttr(cast<OpResult>(output).getResultNumber())}));
   }
   jit->setAttr(kResultNodesAttr, builder.getArrayAttr(resultNodes));
+  if (isPointwise(region, outputs))
+    jit->setAttr(kPointwiseAttr, builder.getUnitAttr());
   // The views, in region order (a view of a view after its source), on the
   // call's results; uses outside the region take them.
   IRMapping after;

@@ -317,3 +317,41 @@ func.func @views_leave_as_views(%x: !t) -> (!v, !t) {
   %3 = fxmlir.aten.view %2 {size = array<i64: 512>} : (!t) -> !v
   return %3, %1 : !v, !t
 }
+
+// -----
+
+!t = tensor<8x64xf32, #fxmlir.device<"cpu">>
+!b = tensor<8x64xbf16, #fxmlir.device<"cpu">>
+
+// One result computed element by element from inputs of its shape: the
+// region is pointwise, so its result may take a dying input's memory (a
+// tied weight's gradient sum, with the LM head's bf16 gradient cast in).
+// CHECK-LABEL: func.func @pointwise
+// CHECK: fxmlir.mlir_jit @jit_to_copy_add({{.*}}) {fxmlir.pointwise,
+func.func @pointwise(%sum: !t, %g: !b) -> !t {
+  %0 = fxmlir.aten._to_copy %g {dtype = f32, non_blocking = false} : (!b) -> !t
+  %1 = fxmlir.aten.add.Tensor %0, %sum {alpha = 1 : i64} : (!t, !t) -> !t
+  return %1 : !t
+}
+
+// -----
+
+!t = tensor<8x64xf32, #fxmlir.device<"cpu">>
+!r = tensor<64xf32, #fxmlir.device<"cpu">>
+
+// A broadcast operand or a second result: not pointwise.
+// CHECK-LABEL: func.func @not_pointwise
+// CHECK: fxmlir.mlir_jit @jit_add_tanh({{.*}}) {fxmlir.result_nodes
+// CHECK: fxmlir.mlir_jit @jit_sigmoid_mul({{.*}}) {fxmlir.result_nodes
+// CHECK-NOT: fxmlir.pointwise
+// CHECK: return
+func.func @not_pointwise(%x: !t, %bias: !r, %s: tensor<64x64xf32, #fxmlir.device<"cpu">>)
+    -> (!t, !t, !t) {
+  %0 = fxmlir.aten.add.Tensor %x, %bias {alpha = 1 : i64} : (!t, !r) -> !t
+  %1 = fxmlir.aten.tanh %0 : (!t) -> !t
+  %2 = fxmlir.aten.mm %1, %s : (!t, tensor<64x64xf32, #fxmlir.device<"cpu">>) -> !t
+  %3 = fxmlir.aten.sigmoid %2 : (!t) -> !t
+  %4 = fxmlir.aten.mul.Tensor %3, %2 : (!t, !t) -> !t
+  %5 = fxmlir.aten.mm %4, %s : (!t, tensor<64x64xf32, #fxmlir.device<"cpu">>) -> !t
+  return %1, %3, %5 : !t, !t, !t
+}
