@@ -120,6 +120,22 @@ def test_launches_on_the_current_stream_and_graphs_capture_them():
 
 
 @needs_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_a_pointwise_region_writes_into_an_input_on_cuda(dtype):
+    """mlir_jit_into: each thread reads its elements of the inputs before it
+    writes that element of the result, so `out` may be one of them (as
+    fxmlir.inplace_sums passes a dying input)."""
+    inputs = [torch.randn(1000, 96, device="cuda", dtype=dtype) for _ in range(3)]
+    graph = outline(chain, *inputs)
+    ((name, text),) = graph.functions.items()
+    expected = chain(*inputs)
+    out = inputs[1].clone()
+    result = torch.ops.fxmlir.mlir_jit_into(text, name, [inputs[0], out, inputs[2]], out)
+    assert result is out
+    torch.testing.assert_close(out, expected, **TOLERANCES[dtype])
+
+
+@needs_cuda
 def test_inputs_on_two_devices_are_an_error():
     a, b, c = (torch.randn(4, 64) for _ in range(3))  # three inputs, not one
     graph = outline(chain, a, b, c)
