@@ -422,6 +422,7 @@ RAISING_CALLS = {
     "random_mask_like": "ops.random_mask_like(x, 1.5)",
     "fused_bias_add_mask_scale": "ops.fused_bias_add_mask_scale(x, b, x, 1, 2.0)",
     "mlir_jit": "ops.mlir_jit('func.func private @f() { return }', 'g', [x])",
+    "mlir_jit_into": "ops.mlir_jit_into('func.func private @f() { return }', 'g', [x], x)",
     "fused_bias_dropout_add": "ops.fused_bias_dropout_add(x, b, x.t(), 1, 0.1)",
     "packed_mask_scale": "ops.packed_mask_scale(x, torch.zeros(2, dtype=torch.uint8, device=d), 2.0)",
     "fused_linear_gelu": "ops.fused_linear_gelu(x, torch.randn(3, 4, device=d), b, 'tanh')",
