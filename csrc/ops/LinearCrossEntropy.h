@@ -8,6 +8,9 @@
 // and its gradient never exist. Blocks go over columns, not rows, so that
 // each block writes its rows of grad_weight and grad_bias whole (no
 // accumulation in the weight's dtype); grad_x, [M, K], is the only sum.
+// A 16-bit x may come with a float32 weight (autocast's cast folded in by
+// fxmlir-fuse-linear-cross-entropy): each block of it is cast as it is read,
+// and grad_weight is float32, each block's 16-bit product cast into it.
 // Included by FusedOps.h, whose helpers (withLastSize) it uses.
 //
 //===----------------------------------------------------------------------===//
@@ -71,7 +74,12 @@ inline void check(const char *op, const at::Tensor &x, const at::Tensor &weight,
   };
   c10::SymInt rows = x.sym_numel() / x.sym_size(-1);
   c10::SymInt classes = weight.sym_size(0);
-  same("weight", weight, weight.sym_sizes(), dtype);
+  bool wideWeight = weight.scalar_type() == at::kFloat &&
+                    (dtype == at::kBFloat16 || dtype == at::kHalf);
+  TORCH_CHECK(weight.scalar_type() == dtype || wideWeight, op,
+              ": weight must be x's dtype (", dtype, ") or, for a 16-bit x, "
+              "float32, got ", weight.scalar_type());
+  same("weight", weight, weight.sym_sizes(), std::nullopt);
   if (bias)
     same("bias", *bias, {classes}, dtype);
   same("target", target, {rows}, std::nullopt);
@@ -102,6 +110,13 @@ inline int64_t blockColumns(int64_t rows, int64_t classes, bool onCpu) {
   return std::min(classes, std::max(columns, minColumns));
 }
 
+/// Rows [begin, begin + size) of the weight in x's dtype (a float32 weight's
+/// block cast; the weight's own rows otherwise).
+inline at::Tensor weightRows(const at::Tensor &weight, const at::Tensor &x,
+                             int64_t begin, int64_t size) {
+  return weight.narrow(0, begin, size).to(x.scalar_type());
+}
+
 /// The logits of columns [begin, begin + size), in x's dtype: a view of
 /// `logits` when given (read only), else computed from x.
 inline at::Tensor blockLogits(const at::Tensor &x, const at::Tensor &weight,
@@ -110,8 +125,28 @@ inline at::Tensor blockLogits(const at::Tensor &x, const at::Tensor &weight,
                               int64_t begin, int64_t size) {
   if (logits)
     return logits->narrow(1, begin, size);
-  at::Tensor w = weight.narrow(0, begin, size).t();
+  at::Tensor w = weightRows(weight, x, begin, size).t();
   return bias ? at::addmm(bias->narrow(0, begin, size), x, w) : at::mm(x, w);
+}
+
+/// x @ weight^T (+ bias), in x's dtype: one product, or a block of columns
+/// at a time where the weight is cast (no cast of the whole weight).
+inline at::Tensor allLogits(const at::Tensor &x, const at::Tensor &weight,
+                            const std::optional<at::Tensor> &bias, int64_t block) {
+  if (weight.scalar_type() == x.scalar_type())
+    return bias ? at::addmm(*bias, x, weight.t()) : at::mm(x, weight.t());
+  int64_t classes = weight.size(0);
+  at::Tensor logits = at::empty({x.size(0), classes}, x.options());
+  for (int64_t begin = 0; begin < classes; begin += block) {
+    int64_t size = std::min(block, classes - begin);
+    at::Tensor out = logits.narrow(1, begin, size);
+    at::Tensor w = weightRows(weight, x, begin, size).t();
+    if (bias)
+      at::addmm_out(out, bias->narrow(0, begin, size), x, w);
+    else
+      at::mm_out(out, x, w);
+  }
+  return logits;
 }
 
 /// `z` itself when its columns are adjacent (the kernels' rows), else a
@@ -138,7 +173,8 @@ inline at::Tensor targetLogits(const at::Tensor &x, const at::Tensor &weight,
   if (logits)
     return logits->gather(1, safeTarget.unsqueeze(1)).squeeze(1).to(at::kFloat);
   int64_t rows = x.size(0);
-  at::Tensor rowsW = weight.index_select(0, safeTarget).unsqueeze(2);
+  at::Tensor rowsW =
+      weight.index_select(0, safeTarget).to(x.scalar_type()).unsqueeze(2);
   at::Tensor dot =
       bias ? at::baddbmm(bias->index_select(0, safeTarget).view({rows, 1, 1}),
                          x.unsqueeze(1), rowsW)
@@ -188,17 +224,16 @@ fusedLinearCrossEntropy(const at::Tensor &x, const at::Tensor &weight,
     int64_t rows = rowsX.size(0), classes = weight.size(0);
     at::Tensor valid = target.ne(ignoreIndex);
     ll::checkTargets(op, target, valid, classes);
-    // Returned logits are computed once, in one product, and read by the
-    // blocks below; otherwise each block computes its own.
+    int64_t block = ll::blockColumns(rows, classes, D == Device::CPU);
+    // Returned logits are computed once and read by the blocks below;
+    // otherwise each block computes its own.
     std::optional<at::Tensor> logits;
     if (returnLogits)
-      logits = bias ? at::addmm(*bias, rowsX, weight.t())
-                    : at::mm(rowsX, weight.t());
+      logits = ll::allLogits(rowsX, weight, bias, block);
     // The rows' log-sum-exp, online over blocks: running max and sum.
     at::Tensor max =
         at::full({rows}, -std::numeric_limits<float>::infinity(), floats);
     at::Tensor sum = at::zeros({rows}, floats);
-    int64_t block = ll::blockColumns(rows, classes, D == Device::CPU);
     for (int64_t begin = 0; begin < classes; begin += block) {
       int64_t size = std::min(block, classes - begin);
       at::Tensor z = ll::blockLogits(rowsX, weight, bias, logits, begin, size);
@@ -267,7 +302,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fusedLinearCrossEntropyGrad(
     at::Tensor flatTarget = safeTarget.squeeze(1).contiguous();
     for (int64_t begin = 0; begin < classes; begin += block) {
       int64_t size = std::min(block, classes - begin);
-      at::Tensor w = weight.narrow(0, begin, size);
+      at::Tensor w = ll::weightRows(weight, rowsX, begin, size);
       at::Tensor g, p;
       if (onePass) {
         at::Tensor z = rowsLogits ? ll::unitColumns(
@@ -292,7 +327,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fusedLinearCrossEntropyGrad(
         g = p.to(x.scalar_type());
       }
       at::Tensor gradWeightRows = gradWeight.narrow(0, begin, size);
-      at::mm_out(gradWeightRows, g.t(), rowsX);
+      if (gradWeight.scalar_type() == g.scalar_type())
+        at::mm_out(gradWeightRows, g.t(), rowsX);
+      else // a float32 weight's: the block's product, as autocast's, cast
+        gradWeightRows.copy_(at::mm(g.t(), rowsX));
       if (bias)
         gradBias.narrow(0, begin, size).copy_(p.sum(0));
       if (x.scalar_type() == at::kFloat)

@@ -400,7 +400,9 @@ FUSED_OPS = (
 )
 
 
-_LINEAR_LOSS_DOC = """`x` is [..., K], `weight` [N, K] (F.linear's), `bias` [N] or none,
+_LINEAR_LOSS_DOC = """`x` is [..., K], `weight` [N, K] (F.linear's) in x's dtype or, for
+    a 16-bit x, float32 (autocast's cast of it folded in: each block is cast
+    as it is read, and its gradient is float32), `bias` [N] or none,
     `target` [M] class indices for the M rows of x (its leading dims
     flattened), rows equal to `ignore_index` contributing nothing;
     `reduction` is 1 (mean over the rows not ignored: NaN when every row is)

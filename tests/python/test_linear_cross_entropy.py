@@ -30,17 +30,21 @@ DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+@pytest.mark.parametrize("dtype, weight_dtype", [
+    (torch.float32, torch.float32), (torch.bfloat16, torch.bfloat16),
+    # Autocast's cast of the weight folded in: float32 weight, bf16 products.
+    (torch.bfloat16, torch.float32)], ids=["f32", "bf16", "bf16-f32-weight"])
 @pytest.mark.parametrize("bias", [False, True], ids=["no-bias", "bias"])
 @pytest.mark.parametrize("return_logits", [False, True], ids=["blocks", "returned"])
 @pytest.mark.parametrize("reduction", [MEAN, SUM], ids=["mean", "sum"])
-def test_the_op_and_its_gradient_equal_eagers(device, dtype, bias, return_logits, reduction):
+def test_the_op_and_its_gradient_equal_eagers(device, dtype, weight_dtype, bias, return_logits,
+                                              reduction):
     torch.manual_seed(0)
     # 1024 rows: blocks of 1024 columns (2^20 logits), the last one short.
     rows, hidden, vocab = (2, 512), 16, 3000
     options = dict(dtype=dtype, device=device)
     x = torch.randn(*rows, hidden, **options, requires_grad=True)
-    w = torch.randn(vocab, hidden, **options, requires_grad=True)
+    w = torch.randn(vocab, hidden, dtype=weight_dtype, device=device, requires_grad=True)
     b = torch.randn(vocab, **options, requires_grad=True) if bias else None
     target = torch.randint(0, vocab, (rows[0] * rows[1],), device=device)
     target[::5] = -100  # ignored rows
@@ -49,7 +53,7 @@ def test_the_op_and_its_gradient_equal_eagers(device, dtype, bias, return_logits
     other = torch.randn(*rows, vocab, **options)
     inputs = [x, w] + ([b] if bias else [])
 
-    logits = F.linear(x, w, b)
+    logits = F.linear(x, w.to(dtype), b)  # as autocast casts the weight
     want = F.cross_entropy(logits.float().view(-1, vocab), target,
                            reduction="mean" if reduction == MEAN else "sum")
     extra = (logits.float() * other).sum() if return_logits else 0
@@ -99,6 +103,14 @@ def test_bad_input_is_an_error_naming_the_problem():
                                        False)
     with pytest.raises(RuntimeError, match="target must hold class indices"):
         ops.fused_linear_cross_entropy(x, w, None, torch.zeros(5), MEAN, -100, False)
+    # A float32 weight goes with a 16-bit x only (autocast's cast folded in).
+    with pytest.raises(RuntimeError, match=r"weight must be x's dtype \(BFloat16\) or, for a "
+                                           r"16-bit x, float32, got Double"):
+        ops.fused_linear_cross_entropy(x.bfloat16(), w.double(), None,
+                                       torch.zeros(5, dtype=torch.long), MEAN, -100, False)
+    with pytest.raises(RuntimeError, match=r"weight must be x's dtype \(Float\)"):
+        ops.fused_linear_cross_entropy(x, w.bfloat16(), None, torch.zeros(5, dtype=torch.long),
+                                       MEAN, -100, False)
 
 
 # Over one block of logits (2^20, fxmlir/Support/LinearLossBlocks.h) for

@@ -220,8 +220,12 @@ LogicalResult fxmlir::verifyLinearLossOp(Operation *op, Value x,
     Type element; // null: any integer type
   };
   Type f32 = Float32Type::get(op->getContext());
+  // A 16-bit layer's weight may be float32: the op casts it block by block.
+  Type weightElement = getElementTypeOrSelf(weight);
+  bool wideWeight = weightElement.isF32() && (element.isBF16() || element.isF16());
   Expected tensors[] = {
-      {"weight", weight, {classes, xType.getShape().back()}, "[N, K]", element},
+      {"weight", weight, {classes, xType.getShape().back()}, "[N, K]",
+       wideWeight ? weightElement : element},
       {"bias", bias, {classes}, "[N]", element},
       {"target", target, {rows}, "[M]", Type()},
       {"logits", logits, byClasses, "[..., N]", element},

@@ -14,6 +14,11 @@
 // in the op's backward instead of taking two more matrix products; float32
 // logits the graph reads elsewhere are left unfused (no memory to save).
 // Otherwise the op computes the logits a block of columns at a time.
+// Autocast's cast of a float32 weight to the layer's 16-bit dtype folds into
+// the op (it casts each block as it reads it) where nothing else reads the
+// weight: no 16-bit copy of the [vocabulary, hidden] weight is made and
+// saved for backward, and the weight's gradient comes out in float32, block
+// by block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +44,24 @@ static bool isFloatCast(Operation *op) {
   auto copy = dyn_cast<UnderscoreToCopyOp>(op);
   return copy && copy.getDtype() && !copy.getLayout() && !copy.getDevice() &&
          !copy.getMemoryFormat();
+}
+
+/// The float32 weight that `weight` is autocast's cast of, to the 16-bit
+/// dtype of the layer, where nothing else reads the cast or the weight;
+/// else `weight`. A tied weight (GPT-2's embedding reads it too) keeps its
+/// cast: its gradient is a sum with the other use's, which a 16-bit
+/// gradient joins at half the bytes (and in place, fxmlir.inplace_sums).
+static Value foldedWeight(Value weight) {
+  Operation *cast = weight.getDefiningOp();
+  if (!cast || !isFloatCast(cast) || !cast->hasOneUse())
+    return weight;
+  Value source = cast->getOperand(0);
+  if (!source.hasOneUse())
+    return weight;
+  Type to = getElementTypeOrSelf(weight);
+  if (!getElementTypeOrSelf(source).isF32() || !(to.isBF16() || to.isF16()))
+    return weight;
+  return source;
 }
 
 /// The linear layer whose output the loss's input is, through single-use
@@ -160,7 +183,7 @@ struct FuseLinearCrossEntropyPattern : OpRewritePattern<CrossEntropyLossOp> {
                                          rowsType.getEncoding());
     auto fused = FusedLinearCrossEntropyOp::create(
         rewriter, loss.getLoc(), loss.getType(), lseType, logitsType, x,
-        linear.getWeight(), linear.getBias(), loss.getTarget(),
+        foldedWeight(linear.getWeight()), linear.getBias(), loss.getTarget(),
         loss.getReductionAttr(), loss.getIgnoreIndexAttr(),
         rewriter.getBoolAttr(returnLogits));
     rewriter.replaceOp(loss, fused.getLoss());

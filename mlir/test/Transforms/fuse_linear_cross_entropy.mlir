@@ -139,3 +139,54 @@ func.func @used_before(%x: !x, %w: !w, %t: !t) -> (!loss, !z) {
   %loss = fxmlir.aten.cross_entropy_loss %f, %t, %none {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = 1 : i64} : (!zf, !t, none) -> !loss
   return %loss, %r : !loss, !z
 }
+
+// -----
+
+!x = tensor<256x16xbf16, #fxmlir.device<"cpu">>
+!w = tensor<8192x16xf32, #fxmlir.device<"cpu">>
+!wb = tensor<8192x16xbf16, #fxmlir.device<"cpu">>
+!z = tensor<256x8192xbf16, #fxmlir.device<"cpu">>
+!zf = tensor<256x8192xf32, #fxmlir.device<"cpu">>
+!t = tensor<256xsi64, #fxmlir.device<"cpu">>
+
+// Autocast's cast of the float32 weight folds into the op, which casts each
+// block as it reads it; a cast something else reads too stays, and so does
+// the cast of a weight something else reads (tied to an embedding).
+// CHECK-LABEL: func.func @weight_cast_folds
+// CHECK-SAME: (%[[X:.*]]: tensor<256x16xbf16{{.*}}>, %[[W:.*]]: tensor<8192x16xf32{{.*}}>,
+// CHECK-NOT: fxmlir.aten._to_copy
+// CHECK: fxmlir.fused_linear_cross_entropy %[[X]], %[[W]],
+func.func @weight_cast_folds(%x: !x, %w: !w, %t: !t) -> tensor<f32, #fxmlir.device<"cpu">> {
+  %none = fxmlir.none
+  %wb = fxmlir.aten._to_copy %w {dtype = bf16, non_blocking = false} : (!w) -> !wb
+  %z = fxmlir.aten.linear %x, %wb, %none : (!x, !wb, none) -> !z
+  %zf = fxmlir.aten._to_copy %z {dtype = f32, non_blocking = false} : (!z) -> !zf
+  %l = fxmlir.aten.cross_entropy_loss %zf, %t, %none {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = 1 : i64} : (!zf, !t, none) -> tensor<f32, #fxmlir.device<"cpu">>
+  return %l : tensor<f32, #fxmlir.device<"cpu">>
+}
+
+// CHECK-LABEL: func.func @weight_cast_read_elsewhere
+// CHECK: %[[WB:.*]] = fxmlir.aten._to_copy
+// CHECK: fxmlir.fused_linear_cross_entropy %{{.*}}, %[[WB]],
+func.func @weight_cast_read_elsewhere(%x: !x, %w: !w, %t: !t) -> (tensor<f32, #fxmlir.device<"cpu">>, !wb) {
+  %none = fxmlir.none
+  %wb = fxmlir.aten._to_copy %w {dtype = bf16, non_blocking = false} : (!w) -> !wb
+  %z = fxmlir.aten.linear %x, %wb, %none : (!x, !wb, none) -> !z
+  %zf = fxmlir.aten._to_copy %z {dtype = f32, non_blocking = false} : (!z) -> !zf
+  %l = fxmlir.aten.cross_entropy_loss %zf, %t, %none {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = 1 : i64} : (!zf, !t, none) -> tensor<f32, #fxmlir.device<"cpu">>
+  return %l, %wb : tensor<f32, #fxmlir.device<"cpu">>, !wb
+}
+
+// CHECK-LABEL: func.func @tied_weight_keeps_its_cast
+// CHECK: %[[WB:.*]] = fxmlir.aten._to_copy
+// CHECK: fxmlir.fused_linear_cross_entropy %{{.*}}, %[[WB]],
+func.func @tied_weight_keeps_its_cast(%x: !x, %w: !w, %t: !t, %ids: tensor<4xsi64, #fxmlir.device<"cpu">>)
+    -> (tensor<f32, #fxmlir.device<"cpu">>, tensor<4x16xf32, #fxmlir.device<"cpu">>) {
+  %none = fxmlir.none
+  %e = fxmlir.aten.embedding %w, %ids {padding_idx = -1 : i64, scale_grad_by_freq = false, sparse = false} : (!w, tensor<4xsi64, #fxmlir.device<"cpu">>) -> tensor<4x16xf32, #fxmlir.device<"cpu">>
+  %wb = fxmlir.aten._to_copy %w {dtype = bf16, non_blocking = false} : (!w) -> !wb
+  %z = fxmlir.aten.linear %x, %wb, %none : (!x, !wb, none) -> !z
+  %zf = fxmlir.aten._to_copy %z {dtype = f32, non_blocking = false} : (!z) -> !zf
+  %l = fxmlir.aten.cross_entropy_loss %zf, %t, %none {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = 1 : i64} : (!zf, !t, none) -> tensor<f32, #fxmlir.device<"cpu">>
+  return %l, %e : tensor<f32, #fxmlir.device<"cpu">>, tensor<4x16xf32, #fxmlir.device<"cpu">>
+}

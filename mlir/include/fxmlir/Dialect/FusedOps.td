@@ -375,7 +375,9 @@ def Fxmlir_FusedLinearCrossEntropyOp : Fxmlir_Op<"fused_linear_cross_entropy", [
   let summary = "cross_entropy(x @ weight^T + bias, target) a block of columns at a time";
   let description = [{
     A language model's output projection and its loss in one op: the
-    [tokens, vocabulary] log-softmax and its gradient never exist. `x` is [..., K], `weight` [N, K] (F.linear's), `bias` [N] or none,
+    [tokens, vocabulary] log-softmax and its gradient never exist. `x` is [..., K], `weight` [N, K] (F.linear's) in x's dtype or, for
+    a 16-bit x, float32 (autocast's cast of it folded in: each block is cast
+    as it is read, and its gradient is float32), `bias` [N] or none,
     `target` [M] class indices for the M rows of x (its leading dims
     flattened), rows equal to `ignore_index` contributing nothing;
     `reduction` is 1 (mean over the rows not ignored: NaN when every row is)
@@ -427,7 +429,9 @@ def Fxmlir_FusedLinearCrossEntropyGradOp : Fxmlir_Op<"fused_linear_cross_entropy
     (divided by the rows not ignored for the mean) `+ grad_logits` makes
     that block's `grad_weight = g^T @ x` and `grad_bias` rows whole, and
     adds `g @ weight` to `grad_x`. `logits` ([..., N]), when the forward
-    returned them, is read instead of recomputed. `x` is [..., K], `weight` [N, K] (F.linear's), `bias` [N] or none,
+    returned them, is read instead of recomputed. `x` is [..., K], `weight` [N, K] (F.linear's) in x's dtype or, for
+    a 16-bit x, float32 (autocast's cast of it folded in: each block is cast
+    as it is read, and its gradient is float32), `bias` [N] or none,
     `target` [M] class indices for the M rows of x (its leading dims
     flattened), rows equal to `ignore_index` contributing nothing;
     `reduction` is 1 (mean over the rows not ignored: NaN when every row is)
