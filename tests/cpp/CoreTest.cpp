@@ -37,6 +37,16 @@ std::string repeat(const std::string &text, unsigned times) {
 
 class CoreTest : public ::testing::Test {
 protected:
+  /// Module::fromJson's error on `json` (graph name "g"), or "no error".
+  std::string importError(const std::string &json) {
+    try {
+      Module::fromJson(context, json, "g");
+    } catch (const Error &e) {
+      return e.what();
+    }
+    return "no error";
+  }
+
   Context context;
 };
 
@@ -253,14 +263,7 @@ TEST_F(CoreTest, JsonStringsAndNumbersReadAsJsonSpellsThem) {
 }
 
 TEST_F(CoreTest, InvalidJsonIsAnErrorAtItsByte) {
-  auto error = [&](const std::string &json) {
-    try {
-      Module::fromJson(context, json, "g");
-    } catch (const Error &e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto error = [&](const std::string &json) { return importError(json); };
   EXPECT_EQ(error(R"({"functions": [)"),
             "cannot import g: invalid JSON at byte 15: the text ends where a "
             "value should be");
@@ -285,14 +288,7 @@ TEST_F(CoreTest, InvalidJsonIsAnErrorAtItsByte) {
 
 // A bad graph is an Error naming the FX node, never a crash.
 TEST_F(CoreTest, BadJsonGraphsNameTheNodeAndTheProblem) {
-  auto error = [&](const std::string &json) {
-    try {
-      Module::fromJson(context, json, "g");
-    } catch (const Error &e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto error = [&](const std::string &json) { return importError(json); };
   auto graph = [](const std::string &op) {
     return R"({"functions": [{"name": "f", "arguments": [{"id": 0, "type": )"
            R"({"kind": "tensor", "shape": [2], "dtype": "f32", "device": "cpu"}}],)"

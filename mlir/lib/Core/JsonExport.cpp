@@ -146,21 +146,18 @@ void JsonExporter::exportAttr(Attribute attr) {
     return tagged("none", nullptr);
   if (auto s = dyn_cast<FlatSymbolRefAttr>(attr))
     return tagged("symbol", s.getValue());
+  auto values = [&](llvm::StringRef tag, auto elements) {
+    taggedArray(tag, [&] {
+      for (auto v : elements)
+        out.value(v);
+    });
+  };
   if (auto a = dyn_cast<DenseI64ArrayAttr>(attr))
-    return taggedArray("ints", [&] {
-      for (int64_t v : a.asArrayRef())
-        out.value(v);
-    });
+    return values("ints", a.asArrayRef());
   if (auto a = dyn_cast<DenseI32ArrayAttr>(attr))
-    return taggedArray("i32s", [&] {
-      for (int32_t v : a.asArrayRef())
-        out.value(v);
-    });
+    return values("i32s", a.asArrayRef());
   if (auto a = dyn_cast<DenseBoolArrayAttr>(attr))
-    return taggedArray("bools", [&] {
-      for (bool v : a.asArrayRef())
-        out.value(v);
-    });
+    return values("bools", a.asArrayRef());
   if (auto a = dyn_cast<DenseF64ArrayAttr>(attr))
     return taggedArray("floats", [&] {
       for (double v : a.asArrayRef())
