@@ -19,7 +19,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._dynamo.exc import RestartAnalysis
 from torch._functorch.partitioners import default_partition, min_cut_rematerialization_partition
 
-from fxmlir import fallback, float_inputs, logs, returned_logits, stage_cache
+from fxmlir import fallback, float_inputs, logs, missing_tangents, returned_logits, stage_cache
 from fxmlir.config import REMOVED, BackendOptions, Options
 from fxmlir.dump import summary_fields
 from fxmlir.failure_dump import dump_run_failure, dump_trace_failure
@@ -137,20 +137,31 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
     primals = {f"primals_{i + 1}": name for i, name in enumerate(names) if name}
     cache = stage_cache.enabled(opts)
 
+    def compiled_run(graph: fx.GraphModule, stage: str,
+                     label: str | None = None) -> tuple[fx.GraphModule, Callable[..., Any]]:
+        """The stage's graph round-tripped (if the stage is selected) and its
+        run, falling back to `graph` at run time."""
+        selected = "forward" if stage == "inference" else stage
+        label = label or stage
+        compiled = graph
+        if selected in opts.stages:
+            # What the forward saves for backward: its summary's, for `fxmlir report`.
+            saved = saved_for_backward(graph) if stage == "forward" else None
+            with summary_fields(graph_id, label, saved_for_backward=saved):
+                compiled = round_trip_or_fallback(graph, graph_id, stage, opts, label,
+                                                  input_names=primals)
+        return compiled, guarded(compiled, graph, f"{graph_id}/{label}", opts.strict,
+                                 lambda inputs, reason: dump_run_failure(
+                                     opts, graph_id, selected, reason, compiled, inputs))
+
     def compiler(stage: str) -> Callable[[fx.GraphModule, list[Any]], Callable[..., Any]]:
         def compile_graph(graph: fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
-            selected = "forward" if stage == "inference" else stage
             fallbacks = fallback.count()
-            compiled = graph
-            if selected in opts.stages:
-                # What the forward saves for backward: its summary's, for `fxmlir report`.
-                saved = saved_for_backward(graph) if stage == "forward" else None
-                with summary_fields(graph_id, stage, saved_for_backward=saved):
-                    compiled = round_trip_or_fallback(graph, graph_id, stage, opts,
-                                                      input_names=primals)
-            run = guarded(compiled, graph, f"{graph_id}/{stage}", opts.strict,
-                          lambda inputs, reason: dump_run_failure(
-                              opts, graph_id, selected, reason, compiled, inputs))
+            compiled, run = compiled_run(graph, stage)
+            if stage == "backward" and graphs is None:  # CUDA graphs replay all tangents
+                run = missing_tangents.Backward(
+                    graph, run, lambda variant, label: compiled_run(variant, stage, label)[1],
+                    f"{graph_id}/{stage}", opts.strict)
             if cache:
                 return stage_cache.CompiledStage(run, compiled, graph, f"{graph_id}/{stage}",
                                                  opts.strict, fallback.count() == fallbacks)
@@ -175,9 +186,9 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
 
     def autodiff(graph: fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
         if not cache:
-            return aot(graph, inputs)
+            return _releasing(aot(graph, inputs))
         with stage_cache.caching(graph, opts):  # a warm restart skips AOTAutograd's work
-            return aot(graph, inputs)
+            return _releasing(aot(graph, inputs))
 
     if gm is dynamo_graph:
         return autodiff(gm, example_inputs)
@@ -193,6 +204,18 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
         warn_traced_fallback(f"{graph_id}/before_autodiff", error, opts.strict,
                              lambda reason: dump_trace_failure(opts, graph_id, reason, gm))
         return autodiff(dynamo_graph, example_inputs)
+
+
+def _releasing(compiled: Callable[..., Any]) -> Callable[..., Any]:
+    """`compiled` (AOTAutograd's) with autograd told to pass its backward
+    None for the outputs nobody differentiates (fxmlir.missing_tangents)."""
+    @functools.wraps(compiled)
+    def run(*args: Any) -> Any:
+        outputs = compiled(*args)
+        missing_tangents.release(outputs)
+        return outputs
+
+    return run
 
 
 def backend(**options: Unpack[BackendOptions]) -> Callable[..., Any]:

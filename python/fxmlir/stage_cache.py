@@ -237,6 +237,12 @@ class CompiledStage(OutputCode):
         assert self._run is not None, "a cached stage is called before its post_compile"
         return self._run(inputs)
 
+    @property
+    def accepts_missing_tangents(self) -> bool:
+        """A backward compiled in this process (fxmlir.missing_tangents); one
+        from the cache takes its tangents all."""
+        return getattr(self._run, "accepts_missing_tangents", False)
+
     def prepare_for_serialization(self) -> None:
         """On the copy AOTAutograd's cache writes: sources for graphs."""
         if not self.cacheable:

@@ -18,10 +18,6 @@ _NEEDS_TRANSFORMERS = pytest.mark.skipif(
     importlib.util.find_spec("transformers") is None,
     reason="transformers is not installed (scripts/setup.sh installs it)")
 
-_ABOVE_EAGER = pytest.mark.xfail(strict=True, reason=(
-    "open (issue 33): T5 in float32 still peaks above eager's on the zoo's tiny model "
-    "(docs/memory.md)"))
-
 MIB = 2**20
 
 
@@ -74,7 +70,7 @@ def _peak(name: str, compile_with, autocast: bool = False) -> int:
 @_NEEDS_TRANSFORMERS
 @pytest.mark.parametrize("name, autocast", [
     *((name, autocast) for name in ("gpt2", "bert", "llama") for autocast in (False, True)),
-    pytest.param("t5", False, marks=_ABOVE_EAGER), ("t5", True)])
+    ("t5", False), ("t5", True)])
 def test_a_training_step_peaks_no_higher_than_eagers(name, autocast):
     eager = _peak(name, lambda model: model, autocast)
     compiled = _peak(name, lambda model: torch.compile(
