@@ -157,6 +157,11 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
     def compiler(stage: str) -> Callable[[fx.GraphModule, list[Any]], Callable[..., Any]]:
         def compile_graph(graph: fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
             fallbacks = fallback.count()
+            if stage == "backward" and graphs is None and not cache:
+                # Compiled at its first call, for the tangents that call has.
+                return missing_tangents.Backward(
+                    graph, None, lambda variant, label: compiled_run(variant, stage, label)[1],
+                    f"{graph_id}/{stage}", opts.strict)
             compiled, run = compiled_run(graph, stage)
             if stage == "backward" and graphs is None:  # CUDA graphs replay all tangents
                 run = missing_tangents.Backward(

@@ -84,10 +84,11 @@ def _accepts(compiled_bw: Any) -> bool:
 
 class Backward:
     """A backward graph in AOTAutograd's boxed convention whose tangents may
-    be None: `full` runs it with all of them; `compile` compiles a rewritten
-    graph (and names it by the label given) into the same convention."""
+    be None: `compile` compiles it, or a rewrite of it, named by the label
+    given, into the same convention; `full` is the graph compiled already,
+    if it is (None: compiled at the first call that takes every tangent)."""
 
-    def __init__(self, graph: fx.GraphModule, full: Callable[[list[Any]], Any],
+    def __init__(self, graph: fx.GraphModule, full: Callable[[list[Any]], Any] | None,
                  compile: Callable[[fx.GraphModule, str], Callable[[list[Any]], Any]],
                  name: str = "backward", strict: bool = False) -> None:
         self._graph = graph
@@ -100,7 +101,8 @@ class Backward:
                          if isinstance(value := fake_value(node), torch.SymInt)
                          and isinstance(value.node.expr, sympy.Symbol)}
         self._compile = compile
-        self._variants: dict[tuple[int, ...], Callable[[list[Any]], Any]] = {(): full}
+        self._variants: dict[tuple[int, ...], Callable[[list[Any]], Any]] = \
+            {} if full is None else {(): full}
         self._boxed_call = True
         # Only if any missing tangent can at worst be filled in at run time.
         self.accepts_missing_tangents = bool(self._tangents) and all(
@@ -110,7 +112,8 @@ class Backward:
         missing = tuple(i for i in self._tangents if inputs[i] is None)
         run = self._variants.get(missing)
         if run is None:
-            run = self._variants[missing] = self._variant(missing)
+            run = self._variants[missing] = self._variant(missing) if missing else \
+                self._compile(self._graph, "backward")
         return run(inputs)
 
     def _variant(self, missing: tuple[int, ...]) -> Callable[[list[Any]], Any]:
@@ -125,7 +128,8 @@ class Backward:
                       f"its rewrite without them failed: {type(error).__name__}: {error}",
                       self._strict, error)
             return self._filled(missing)
-        run = self._compile(graph, f"backward_without_tangents_{len(self._variants)}")
+        rewrites = sum(1 for other in self._variants if other)
+        run = self._compile(graph, f"backward_without_tangents_{rewrites + 1}")
         kept = [i for i in range(len(self._placeholders)) if i not in missing]
 
         def call(inputs: list[Any]) -> Any:
@@ -136,15 +140,13 @@ class Backward:
         return call
 
     def _filled(self, missing: tuple[int, ...]) -> Callable[[list[Any]], Any]:
-        full = self._variants[()]
-
         def call(inputs: list[Any]) -> Any:
             for i in missing:  # as AOTAutograd's tangents: its traced layout
                 value = fake_value(self._placeholders[i])
                 inputs[i] = torch.empty_strided(
                     self._evaluated(value.shape, inputs), self._evaluated(value.stride(), inputs),
                     dtype=value.dtype, device=value.device).zero_()
-            return full(inputs)
+            return self(inputs)  # every tangent there now
 
         return call
 
