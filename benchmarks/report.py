@@ -109,6 +109,10 @@ def _step_table(results: list[Result]) -> str:
                    "peak extra MiB", "saved MiB", "first call s"], rows)
 
 
+# The training-step tables' keys, in their order.
+STEP_KEYS = ("mlp", "gpt2", "llama", "bert")
+
+
 def section(device: str, run: dict[str, Any]) -> str:
     """The markdown of one device's runs (merged by key, see __main__)."""
     sizes = run["sizes"]
@@ -120,7 +124,7 @@ def section(device: str, run: dict[str, Any]) -> str:
     out.append(f"Copy bandwidth (the latest run's): **{run['copy_gbps']:.1f} GB/s** "
                f"(a {sizes.copy_bytes >> 20} MiB copy, bytes read + written); "
                "\"of copy\" compares with the copy of the run that measured the op.\n")
-    if any(run.get(key) for key in ("mlp", "gpt2", "llama")):
+    if any(run.get(key) for key in STEP_KEYS):
         out.append(PEAK_NOTES[device] + "\n")
     if run.get("ops"):
         out.append(f"### Fused elementwise ops, x [{sizes.rows}, {sizes.cols}]\n")
@@ -149,6 +153,13 @@ def section(device: str, run: dict[str, Any]) -> str:
                    f"SwiGLU 1376 wide, vocabulary {sizes.llama_vocab} (no biases, RMSNorm, rotary "
                    "embeddings); forward with the LM loss and backward.\n")
         out.append(_step_table(run["llama"]))
+    if run.get("bert"):
+        batch, seq = sizes.gpt2_tokens
+        out.append(f"### BERT training step, {batch}x{seq} tokens\n\n"
+                   "transformers' BertForMaskedLM, random init: 4 layers, 512 wide, 8 heads, "
+                   f"GELU 2048 wide, vocabulary {sizes.bert_vocab}, dropout 0.1; forward with the "
+                   "masked-LM loss (a random 15 % of the tokens labelled) and backward.\n")
+        out.append(_step_table(run["bert"]))
     if run.get("roundtrip"):
         out.append("### Round trip (import, canonicalize, export) by graph size\n")
         out.append(_table(["FX nodes", "round trip ms", "ms per node"],
@@ -193,7 +204,7 @@ def chart(path: Path, device: str, run: dict[str, Any]) -> bool:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for key in ("ops", "mlp", "gpt2", "llama") for r in run.get(key) or []]
+    rows = [r for key in ("ops", *STEP_KEYS) for r in run.get(key) or []]
     labels = [f"{r.case} {r.dtype}" for r in rows]
     names = [n for n in ("Inductor", "fxmlir", "fxmlir no regions", "fxmlir codegen",
                          "Inductor reduce-overhead",

@@ -46,6 +46,7 @@ class Sizes:
     # step's largest tensors.
     gpt2_vocab: int = 50257
     llama_vocab: int = 32000
+    bert_vocab: int = 30522
 
     def only(self, dtypes: tuple[str, ...]) -> "Sizes":
         """These sizes with the cases of `dtypes` alone."""
@@ -302,8 +303,11 @@ def mlp_results(device: str, sizes: Sizes, profile: Path | None = None) -> list[
 
 
 def _transformer_results(title: str, build: Callable[[], nn.Module], vocab: int,
-                         device: str, sizes: Sizes, profile: Path | None) -> list[Result]:
-    """Training steps of a causal LM with its LM loss, f32 and bf16 autocast."""
+                         device: str, sizes: Sizes, profile: Path | None,
+                         masked: bool = False) -> list[Result]:
+    """Training steps of a language model with its loss, f32 and bf16
+    autocast: a causal LM's on every token, a masked LM's (`masked`) on a
+    random 15 % of them (the others' labels -100)."""
     batch, seq = sizes.gpt2_tokens
     results = []
     for dtype_name in sizes.gpt2_cases:
@@ -311,11 +315,13 @@ def _transformer_results(title: str, build: Callable[[], nn.Module], vocab: int,
         torch.manual_seed(0)
         model = build().to(device).train()
         ids = torch.randint(0, vocab, (batch, seq), device=device)
+        labels = ids.masked_fill(torch.rand(ids.shape, device=device) >= 0.15, -100) \
+            if masked else ids
         autocast = dtype_name == "bf16"
 
         def step(fn: Callable) -> Any:
             with torch.autocast(device, dtype=torch.bfloat16, enabled=autocast):
-                loss = fn(input_ids=ids, labels=ids).loss
+                loss = fn(input_ids=ids, labels=labels).loss
             loss.backward()
 
         label = "bf16 autocast" if autocast else "f32"
@@ -344,6 +350,15 @@ def llama_model(vocab: int) -> nn.Module:
         intermediate_size=1376, vocab_size=vocab, max_position_embeddings=512))
 
 
+def bert_model(vocab: int) -> nn.Module:
+    """transformers' BERT with its masked-LM head, 4 layers, 512 wide, random init."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    return BertForMaskedLM(BertConfig(
+        num_hidden_layers=4, hidden_size=512, num_attention_heads=8, intermediate_size=2048,
+        vocab_size=vocab, max_position_embeddings=512))
+
+
 def gpt2_results(device: str, sizes: Sizes, profile: Path | None = None) -> list[Result]:
     vocab = sizes.gpt2_vocab
     return _transformer_results("GPT-2 (4 layers, 512 wide)", lambda: gpt2_model(vocab),
@@ -354,6 +369,12 @@ def llama_results(device: str, sizes: Sizes, profile: Path | None = None) -> lis
     vocab = sizes.llama_vocab
     return _transformer_results("LLaMA-style (4 layers, 512 wide)", lambda: llama_model(vocab),
                                 vocab, device, sizes, profile)
+
+
+def bert_results(device: str, sizes: Sizes, profile: Path | None = None) -> list[Result]:
+    vocab = sizes.bert_vocab
+    return _transformer_results("BERT (4 layers, 512 wide)", lambda: bert_model(vocab),
+                                vocab, device, sizes, profile, masked=True)
 
 
 def round_trip_results() -> list[dict[str, float]]:
