@@ -13,9 +13,7 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import shlex
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -29,30 +27,6 @@ from benchmarks import outline, report, suites, timing
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTIONS = ("ops", "linear", "mlp", "gpt2", "llama", "bert", "roundtrip")
-
-
-def _machine(device: str) -> str:
-    if device == "cuda":
-        props = torch.cuda.get_device_properties(0)
-        return (f"{props.name}, {props.multi_processor_count} SMs, "
-                f"{props.total_memory / 2**30:.0f} GiB; CUDA {torch.version.cuda}")
-    model = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{model}, {torch.get_num_threads()} torch threads"
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 RESULT_KEYS = ("ops", "linear", "mlp", "gpt2", "llama", "bert")
@@ -124,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     run = _load(raw) if raw.exists() else {"runs": []}
     command = "python -m benchmarks " + shlex.join(sys.argv[1:] if argv is None else argv)
     this = {"command": command, "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
-            "commit": _commit(), "machine": _machine(args.device), "torch": torch.__version__,
+            "commit": report.commit(), "machine": report.machine(args.device), "torch": torch.__version__,
             "transformers": transformers.__version__}
     run["runs"] = [r for r in run["runs"] if r["command"] != command] + [this]
     run |= {"sizes": sizes, "sizes_note": sizes_note}

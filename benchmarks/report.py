@@ -3,9 +3,13 @@ that device, the other kept; a PNG chart next to it where matplotlib is."""
 
 from __future__ import annotations
 
+import platform
 import re
+import subprocess
 from pathlib import Path
 from typing import Any, Callable
+
+import torch
 
 from benchmarks.suites import Result
 from benchmarks.timing import format_ms
@@ -108,6 +112,44 @@ def _step_table(results: list[Result]) -> str:
     return _table(["model", "dtype", *header, "implementation", "step ms", "vs eager",
                    "peak extra MiB", "saved MiB", "first call s"], rows)
 
+
+
+# Vector extensions worth naming beside a CPU's figures, as /proc/cpuinfo
+# spells their flags.
+_EXTENSIONS = (("avx2", "AVX2"), ("avx512f", "AVX-512"), ("avx512_bf16", "AVX-512 BF16"),
+               ("amx_bf16", "AMX BF16"))
+
+
+def machine(device: str) -> str:
+    """The device the figures come from: a GPU's name and size, or a CPU's
+    model, vector extensions and torch's thread count."""
+    if device == "cuda":
+        props = torch.cuda.get_device_properties(0)
+        return (f"{props.name}, {props.multi_processor_count} SMs, "
+                f"{props.total_memory / 2**30:.0f} GiB; CUDA {torch.version.cuda}")
+    model, flags = platform.processor() or "unknown CPU", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                model = value.strip()
+            elif key.strip() == "flags":
+                flags = set(value.split())
+                break
+    except OSError:
+        pass
+    extensions = ", ".join(name for flag, name in _EXTENSIONS if flag in flags)
+    return f"{model} ({extensions or 'no AVX2'}), {torch.get_num_threads()} torch threads"
+
+
+def commit() -> str:
+    """The checkout's commit, "-dirty" if it has changes."""
+    try:
+        return subprocess.run(["git", "describe", "--always", "--dirty"],
+                              cwd=Path(__file__).resolve().parent,
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 # The training-step tables' keys, in their order.
 STEP_KEYS = ("mlp", "gpt2", "llama", "bert")

@@ -1,0 +1,236 @@
+"""python -m benchmarks.regions [--models mlp,gpt2,llama,bert] [--dtypes f32,bf16] [--threads N] [--write FILE]
+
+The cost model's verdicts, checked one JIT region at a time: every region
+the outline pass finds in a model's training step without its cost model
+(on each round trip's graph just before outlining, from a dump) is timed as
+one `mlir_jit` call and as its ATen ops one by one, alternating, on random
+inputs of its types; beside it, whether the cost model keeps it. A kept
+region slower than its ops, or a refused one faster, is a wrong verdict.
+Prints a markdown table per model and dtype (`--write`: to a file too,
+docs/regions.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import re
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+import fxmlir
+import fxmlir.jit_ops  # noqa: F401  (loads torch.ops.fxmlir.mlir_jit)
+from benchmarks import report, suites, timing
+from fxmlir import _C, aten_calls, mlir_attrs, schema
+
+_DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
+           "si64": torch.int64, "i64": torch.int64, "si32": torch.int32, "i1": torch.bool}
+_TENSOR = re.compile(r"tensor<((?:\d+x)*)(\w+), #fxmlir\.device<\"cpu\">>")
+_OUTLINE = "fxmlir-outline-jit-regions"
+
+
+def _step(name: str, dtype: str) -> tuple[Callable[[], Any], torch.nn.Module]:
+    """The suite's training step of `name`, compiled by fxmlir (its dumps
+    land where the caller's backend says), and the model."""
+    autocast = dtype == "bf16"
+    if name == "mlp":
+        model = suites.mlp_block("none").to(dtype=suites.DTYPES[dtype])
+        x = torch.randn(*suites.SIZES["cpu"].mlp_tokens, 1024, dtype=suites.DTYPES[dtype])
+        return (lambda net: net(x).backward(torch.randn_like(x))), model
+    build = {"gpt2": suites.gpt2_model, "llama": suites.llama_model,
+             "bert": suites.bert_model}[name]
+    vocab = {"gpt2": 50257, "llama": 32000, "bert": 30522}[name]
+    model = build(vocab)
+    ids = torch.randint(0, vocab, suites.SIZES["cpu"].gpt2_tokens)
+
+    def step(net: Callable[..., Any]) -> None:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = net(input_ids=ids, labels=ids).loss
+        loss.backward()
+
+    return step, model
+
+
+def _before_outline(dump: Path) -> list[Path]:
+    """Each round trip's snapshot just before the outline pass."""
+    snapshots = []
+    for stage in sorted(p for p in dump.rglob("*") if p.is_dir()):
+        files = sorted(stage.glob("[0-9][0-9]-*.mlir"))
+        for before, after in zip(files, files[1:]):
+            if after.name.endswith(f"-{_OUTLINE}.mlir"):
+                snapshots.append(before)
+    return snapshots
+
+
+def _body(text: str, name: str) -> str:
+    """A region's text without its name: the same region outlined twice."""
+    return text.replace(f"@{name}(", "@region(")
+
+
+def _candidates(snapshot: Path) -> list[tuple[str, str, bool]]:
+    """(name, text, kept by the cost model) of each region outlining finds."""
+    context = _C.Context()
+    module = context.parse(snapshot.read_text(), str(snapshot))
+    every, kept = module.clone(), module.clone()
+    every.outline_jit_regions(min_ops=2, cost_model=False)
+    kept.outline_jit_regions(min_ops=2, cost_model=True)
+    kept_bodies = {_body(r.text, r.name) for r in kept.jit_regions()}
+    return [(r.name, r.text, _body(r.text, r.name) in kept_bodies)
+            for r in every.jit_regions() if r.device_type == "cpu"]
+
+
+def _inputs(text: str, name: str) -> list[torch.Tensor]:
+    """Random inputs of the region's argument types (integers zero: valid
+    indices and targets)."""
+    signature = re.search(rf"@{re.escape(name)}\((.*?)\) ->", text, re.S).group(1)
+    inputs = []
+    for dims, element in _TENSOR.findall(signature):
+        shape = [int(d) for d in dims.split("x") if d]
+        dtype = _DTYPES[element]
+        inputs.append(torch.randn(shape).to(dtype) if dtype.is_floating_point
+                      else torch.zeros(shape, dtype=dtype))
+    return inputs
+
+
+def _eager(text: str, name: str) -> Callable[[list[torch.Tensor]], list[Any]]:
+    """The region's ops as ATen calls, one by one (as the round trip leaves
+    them without the region)."""
+    module = _C.Context().parse(text, name)
+    (function,) = [f for f in json.loads(module.to_json())["functions"] if f["name"] == name]
+    calls = []
+    for op in function["ops"]:
+        if op["name"] == "fxmlir.none":
+            calls.append((None, op))
+            continue
+        if op["name"] == "fxmlir.call":  # an untyped ATen op: "aten::name.overload"
+            namespace, _, qualified = op["attributes"]["target"]["str"].partition("::")
+            packet, _, overload_name = qualified.partition(".")
+            overload = getattr(getattr(getattr(torch.ops, namespace), packet),
+                               overload_name or "default")
+        else:
+            overload = schema.op_from_mlir_name(op["name"])
+        if overload is None:
+            raise ValueError(f"no ATen op for {op['name']}")
+        calls.append((overload, op))
+
+    def arguments(overload: Any, op: dict, operands: list[Any]) -> tuple[tuple, dict]:
+        attributes = op["attributes"]
+        if op["name"] != "fxmlir.call":
+            return aten_calls.unbind_arguments(overload, operands, attributes)
+        return (tuple(mlir_attrs.decode(attributes["args"], operands)),
+                {k: mlir_attrs.decode(v, operands)
+                 for k, v in attributes["kwargs"]["dict"].items()})
+
+    def run(args: list[torch.Tensor]) -> list[Any]:
+        values = {a["id"]: v for a, v in zip(function["arguments"], args)}
+        for overload, op in calls:
+            if overload is None:
+                values[op["results"][0]["id"]] = None
+                continue
+            operands = [values[i] for i in op["operands"]]
+            call_args, kwargs = arguments(overload, op, operands)
+            results = overload(*call_args, **kwargs)
+            results = results if isinstance(results, (tuple, list)) else [results]
+            for result, value in zip(op["results"], results):
+                values[result["id"]] = value
+        return [values[i] for i in function["returns"]]
+
+    return run
+
+
+def measure(model: str, dtype: str, reps: int = 15) -> list[dict[str, Any]]:
+    """Each region candidate of the model's step: its time both ways and
+    the cost model's verdict."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    step, module = _step(model, dtype)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="fxmlir-regions-") as dump:
+        net = torch.compile(module, backend=fxmlir.backend(dump_dir=dump), dynamic=False)
+        for _ in range(2):
+            step(net)
+            module.zero_grad(set_to_none=True)
+        seen = set()
+        for snapshot in _before_outline(Path(dump)):
+            for name, text, kept in _candidates(snapshot):
+                if _body(text, name) in seen:  # the same region in another graph
+                    continue
+                seen.add(_body(text, name))
+                args = _inputs(text, name)
+                try:
+                    eager = _eager(text, name)
+                    eager(args)
+                except Exception as error:  # noqa: BLE001 - reported, not timed
+                    rows.append({"region": name, "kept": kept, "error": str(error)})
+                    continue
+                times = timing.measure({
+                    "region": lambda: torch.ops.fxmlir.mlir_jit(text, name, args),
+                    "ops": lambda: eager(args)}, "cpu", 3, reps)
+                rows.append({"region": name, "kept": kept,
+                             "region ms": times["region"].median,
+                             "ops ms": times["ops"].median,
+                             "graph": snapshot.parent.relative_to(dump).as_posix()})
+    return rows
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| region | graph | cost model | region ms | ATen ops ms | speedup | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        verdict = "keep" if row["kept"] else "refuse"
+        if "error" in row:
+            lines.append(f"| {row['region']} | | {verdict} | | | | not run: {row['error']} |")
+            continue
+        speedup = row["ops ms"] / row["region ms"]
+        right = (speedup >= 1) == row["kept"]
+        lines.append(f"| {row['region']} | {row['graph'].split('/', 1)[-1]} | {verdict} | "
+                     f"{timing.format_ms(row['region ms'])} | {timing.format_ms(row['ops ms'])} | "
+                     f"{speedup:.2f}x | {'right' if right else '**wrong**'} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="mlp,gpt2,llama,bert")
+    parser.add_argument("--dtypes", default="f32,bf16")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--write", type=Path, help="also write the tables to this markdown file")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    command = "python -m benchmarks.regions " + shlex.join(sys.argv[1:] if argv is None else argv)
+    out = [f"- `{command}`: {datetime.datetime.now():%Y-%m-%d %H:%M}, fxmlir commit "
+           f"{report.commit()}, machine {report.machine('cpu')}, torch {torch.__version__}"]
+    print(out[0], flush=True)
+    for model in args.models.split(","):
+        for dtype in args.dtypes.split(","):
+            rows = measure(model, dtype)
+            wrong = sum(1 for r in rows if "error" not in r
+                        and (r["ops ms"] >= r["region ms"]) != r["kept"])
+            section = (f"\n### {model} {dtype}: {len(rows)} regions, {wrong} wrong verdicts\n\n"
+                       + _table(rows))
+            print(section, flush=True)
+            out.append(section)
+    if args.write:
+        args.write.write_text(_PREAMBLE + "\n".join(out) + "\n")
+
+
+_PREAMBLE = """# JIT regions against their ATen ops
+
+Written by `python -m benchmarks.regions --write docs/regions.md` ([benchmarks/regions.py](
+../benchmarks/regions.py)): every JIT region the outline pass finds in the suite's training
+steps (its CPU sizes) without its cost model, timed as one `mlir_jit` call and as the ATen ops
+it replaces, one by one, alternating, medians of 15 on random inputs of its types; "cost
+model" is whether the round trip keeps it. A verdict is wrong where a kept region is slower
+than its ops or a refused one faster. Regions that several graphs share are timed once.
+
+"""
+
+
+if __name__ == "__main__":
+    main()
