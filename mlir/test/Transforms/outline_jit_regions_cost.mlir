@@ -65,3 +65,38 @@ func.func @scaled_masked_softmax(%x: !t, %m: !t) -> !t {
   %1 = fxmlir.aten.mul.Tensor %0, %m : (!t, !t) -> !t
   return %1 : !t
 }
+
+// -----
+
+!t = tensor<2x8x128x64xf32, #fxmlir.device<"cpu">>
+!s = tensor<2x8x64x128xf32, #fxmlir.device<"cpu">>
+
+// A view that moves the innermost dim is free in eager (its elementwise
+// kernels keep the operand's strides) and makes the region write across
+// rows: a key cache's transpose and scale stays eager's.
+// CHECK-LABEL: func.func @inner_transpose
+// CHECK-NOT: fxmlir.mlir_jit
+// CHECK: fxmlir.aten.tanh
+// ALL-LABEL: func.func @inner_transpose
+// ALL: fxmlir.mlir_jit @jit_mul_tanh
+func.func @inner_transpose(%x: !t) -> !s {
+  %0 = fxmlir.aten.transpose.int %x {dim0 = -2 : i64, dim1 = -1 : i64} : (!t) -> !s
+  %1 = fxmlir.aten.mul.Scalar %0 {other = 0.125 : f64} : (!s) -> !s
+  %2 = fxmlir.aten.tanh %1 : (!s) -> !s
+  return %2 : !s
+}
+
+// -----
+
+!t = tensor<2x128x8x64xf32, #fxmlir.device<"cpu">>
+!s = tensor<2x8x128x64xf32, #fxmlir.device<"cpu">>
+
+// Moving outer dims keeps each row whole: the chain still pays.
+// CHECK-LABEL: func.func @outer_transpose
+// CHECK: fxmlir.mlir_jit @jit_mul_tanh
+func.func @outer_transpose(%x: !t) -> !s {
+  %0 = fxmlir.aten.transpose.int %x {dim0 = 1 : i64, dim1 = 2 : i64} : (!t) -> !s
+  %1 = fxmlir.aten.mul.Scalar %0 {other = 0.125 : f64} : (!s) -> !s
+  %2 = fxmlir.aten.tanh %1 : (!s) -> !s
+  return %2 : !s
+}
