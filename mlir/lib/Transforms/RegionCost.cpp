@@ -25,8 +25,13 @@ static constexpr int64_t kDynamicDim = 64;
 /// the models' [batch, tokens, dim] tensors split into slices of dim 0
 /// only, whole [tokens, dim] planes that outgrow the caches.
 static constexpr double kRowReductionPenalty = 1.3;
-/// Other reductions over dim 0 than sums over the rows run unsplit.
+/// Other reductions over dim 0 than sums over the rows run unsplit, which
+/// costs where the rows are many: above this many bytes read. Below, the
+/// calls dominate: a bias gradient's sum over 256 bf16 rows (of 512 to 2048)
+/// and its cast ran 1.5-3.1x eager's two kernels as a region, one thread or
+/// two (`python -m benchmarks.regions`).
 static constexpr double kDim0ReductionPenalty = 1.6;
+static constexpr double kUnsplitReductionBytes = 1 << 20;
 /// A view that moves the innermost dim costs eager nothing (its elementwise
 /// kernels keep their operand's strides) but makes the region write or read
 /// across rows: its bytes count this many times more. Measured on the
@@ -87,12 +92,13 @@ static double penaltyOf(Operation *op, JitOpKind kind) {
   case JitOpKind::ReductionOverDim0:
     // Sums over the rows split as row reductions do (each slice sums its
     // rows); the runtime adds the slices' sums up.
-    return llvm::all_of(op->getResults(),
-                        [&](OpResult result) {
-                          return getRowUse(result, kind) != RowUse::Reduces;
-                        })
-               ? kRowReductionPenalty
-               : kDim0ReductionPenalty;
+    if (llvm::all_of(op->getResults(), [&](OpResult result) {
+          return getRowUse(result, kind) != RowUse::Reduces;
+        }))
+      return kRowReductionPenalty;
+    return bytesOf(op->getOperand(0)) > kUnsplitReductionBytes
+               ? kDim0ReductionPenalty
+               : 1;
   default:
     return 1;
   }

@@ -100,3 +100,37 @@ func.func @outer_transpose(%x: !t) -> !s {
   %2 = fxmlir.aten.tanh %1 : (!s) -> !s
   return %2 : !s
 }
+
+// -----
+
+!t = tensor<2x128x512xbf16, #fxmlir.device<"cpu">>
+!r = tensor<512xbf16, #fxmlir.device<"cpu">>
+!f = tensor<512xf32, #fxmlir.device<"cpu">>
+
+// A bias gradient's sum over few rows and its cast: the calls outweigh the
+// unsplit reduction, which runs at its bytes' pace.
+// CHECK-LABEL: func.func @small_bias_grad
+// CHECK: fxmlir.mlir_jit @jit_sum_to_copy
+func.func @small_bias_grad(%g: !t) -> !f {
+  %0 = fxmlir.aten.sum.dim_IntList %g {dim = array<i64: 0, 1>, keepdim = false} : (!t) -> !r
+  %1 = fxmlir.aten._to_copy %0 {dtype = f32, non_blocking = false} : (!r) -> !f
+  return %1 : !f
+}
+
+// -----
+
+!t = tensor<16x256x512xf32, #fxmlir.device<"cpu">>
+!r = tensor<512xf32, #fxmlir.device<"cpu">>
+!h = tensor<512xbf16, #fxmlir.device<"cpu">>
+
+// Over many rows the unsplit reduction is slower than eager's: it stays.
+// CHECK-LABEL: func.func @large_bias_grad
+// CHECK-NOT: fxmlir.mlir_jit
+// CHECK: fxmlir.aten.sum.dim_IntList
+// ALL-LABEL: func.func @large_bias_grad
+// ALL: fxmlir.mlir_jit @jit_sum_to_copy
+func.func @large_bias_grad(%g: !t) -> !h {
+  %0 = fxmlir.aten.sum.dim_IntList %g {dim = array<i64: 0, 1>, keepdim = false} : (!t) -> !r
+  %1 = fxmlir.aten._to_copy %0 {dtype = bf16, non_blocking = false} : (!r) -> !h
+  return %1 : !h
+}
