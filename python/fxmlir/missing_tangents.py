@@ -11,9 +11,11 @@ matter. Eager's per-op graph never allocates them.
 Where fxmlir compiled the backward (`Backward`), the forward's outputs
 tell autograd to pass None instead (`release`), and the backward runs,
 for each set of missing tangents it meets, its graph rewritten with those
-tangents zero (`without`): a sum with zero is its other operand; a view,
-product or reduction of zero is zero; a zero that any other op reads is
-materialized there. That graph goes through the same round trip. A zero
+tangents zero (`without`): a sum with zero is its other operand (or that
+operand's row-major copy, where the sum's strides are row-major and its
+are not); a view, product or reduction of zero is zero; a zero that any
+other op reads is materialized there. That graph goes through the same
+round trip, compiled at the first call that misses those tangents. A zero
 the rewrite cannot spell (a symbolic shape, a layout other than
 contiguous) has the whole graph called with the zeros filled in, as
 autograd would have.
