@@ -88,6 +88,9 @@ def ddp_worker(rank: int, folder: str) -> None:
     compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=f"{folder}/dumps"))
     ddp = nn.parallel.DistributedDataParallel(compiled, bucket_cap_mb=1)
     ddp(torch.randn(4, 8)).sum().backward()
+    # os._exit skips the exit hook that indexes renders left undone: wait
+    # for them (the backward's graphs are dumped during the backward).
+    assert fxmlir.dump.wait_for_renders(timeout=120)
     destroy_and_exit()  # see gloo_exit.py
 
 
