@@ -43,11 +43,12 @@ def _step(name: str, dtype: str) -> tuple[Callable[[], Any], torch.nn.Module]:
         model = suites.mlp_block("none").to(dtype=suites.DTYPES[dtype])
         x = torch.randn(*suites.SIZES["cpu"].mlp_tokens, 1024, dtype=suites.DTYPES[dtype])
         return (lambda net: net(x).backward(torch.randn_like(x))), model
+    sizes = suites.SIZES["cpu"]
     build = {"gpt2": suites.gpt2_model, "llama": suites.llama_model,
              "bert": suites.bert_model}[name]
-    vocab = {"gpt2": 50257, "llama": 32000, "bert": 30522}[name]
+    vocab = getattr(sizes, f"{name}_vocab")
     model = build(vocab)
-    ids = torch.randint(0, vocab, suites.SIZES["cpu"].gpt2_tokens)
+    ids = torch.randint(0, vocab, sizes.gpt2_tokens)
 
     def step(net: Callable[..., Any]) -> None:
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):

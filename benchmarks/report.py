@@ -151,6 +151,18 @@ def commit() -> str:
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
+
+# The language models' step sections: title, and the model and step they time.
+_LANGUAGE_MODELS = {
+    "gpt2": ("GPT-2", "transformers' GPT2LMHeadModel, random init: 4 layers, 512 wide, 8 heads, "
+             "vocabulary {sizes.gpt2_vocab}, dropout 0.1; forward with the LM loss and backward."),
+    "llama": ("LLaMA-style", "transformers' LlamaForCausalLM, random init: 4 layers, 512 wide, "
+              "8 heads, SwiGLU 1376 wide, vocabulary {sizes.llama_vocab} (no biases, RMSNorm, "
+              "rotary embeddings); forward with the LM loss and backward."),
+    "bert": ("BERT", "transformers' BertForMaskedLM, random init: 4 layers, 512 wide, 8 heads, "
+             "GELU 2048 wide, vocabulary {sizes.bert_vocab}, dropout 0.1; forward with the "
+             "masked-LM loss (a random 15 % of the tokens labelled) and backward."),
+}
 # The training-step tables' keys, in their order.
 STEP_KEYS = ("mlp", "gpt2", "llama", "bert")
 
@@ -181,27 +193,12 @@ def section(device: str, run: dict[str, Any]) -> str:
                    "`Linear(1024, 4096) -> GELU -> Dropout(0.1) -> Linear(4096, 1024) -> "
                    "Dropout(0.1)`, forward and backward.\n")
         out.append(_step_table(run["mlp"]))
-    if run.get("gpt2"):
-        batch, seq = sizes.gpt2_tokens
-        out.append(f"### GPT-2 training step, {batch}x{seq} tokens\n\n"
-                   "transformers' GPT2LMHeadModel, random init: 4 layers, 512 wide, 8 heads, "
-                   f"vocabulary {sizes.gpt2_vocab}, dropout 0.1; forward with the LM loss and "
-                   "backward.\n")
-        out.append(_step_table(run["gpt2"]))
-    if run.get("llama"):
-        batch, seq = sizes.gpt2_tokens
-        out.append(f"### LLaMA-style training step, {batch}x{seq} tokens\n\n"
-                   "transformers' LlamaForCausalLM, random init: 4 layers, 512 wide, 8 heads, "
-                   f"SwiGLU 1376 wide, vocabulary {sizes.llama_vocab} (no biases, RMSNorm, rotary "
-                   "embeddings); forward with the LM loss and backward.\n")
-        out.append(_step_table(run["llama"]))
-    if run.get("bert"):
-        batch, seq = sizes.gpt2_tokens
-        out.append(f"### BERT training step, {batch}x{seq} tokens\n\n"
-                   "transformers' BertForMaskedLM, random init: 4 layers, 512 wide, 8 heads, "
-                   f"GELU 2048 wide, vocabulary {sizes.bert_vocab}, dropout 0.1; forward with the "
-                   "masked-LM loss (a random 15 % of the tokens labelled) and backward.\n")
-        out.append(_step_table(run["bert"]))
+    batch, seq = sizes.gpt2_tokens
+    for key, (title, model) in _LANGUAGE_MODELS.items():
+        if run.get(key):
+            out.append(f"### {title} training step, {batch}x{seq} tokens\n\n"
+                       f"{model.format(sizes=sizes)}\n")
+            out.append(_step_table(run[key]))
     if run.get("roundtrip"):
         out.append("### Round trip (import, canonicalize, export) by graph size\n")
         out.append(_table(["FX nodes", "round trip ms", "ms per node"],

@@ -154,19 +154,24 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
                                  lambda inputs, reason: dump_run_failure(
                                      opts, graph_id, selected, reason, compiled, inputs))
 
+    def backward_taking_none(graph: fx.GraphModule, full: Callable[..., Any] | None
+                             ) -> missing_tangents.Backward:
+        return missing_tangents.Backward(
+            graph, full, lambda variant, label: compiled_run(variant, "backward", label)[1],
+            f"{graph_id}/backward", opts.strict)
+
     def compiler(stage: str) -> Callable[[fx.GraphModule, list[Any]], Callable[..., Any]]:
         def compile_graph(graph: fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
             fallbacks = fallback.count()
-            if stage == "backward" and graphs is None and not cache:
-                # Compiled at its first call, for the tangents that call has.
-                return missing_tangents.Backward(
-                    graph, None, lambda variant, label: compiled_run(variant, stage, label)[1],
-                    f"{graph_id}/{stage}", opts.strict)
+            # A backward whose untaken gradients may be None (not with CUDA
+            # graphs, which replay every tangent): compiled at its first call
+            # for the tangents that call has, except where the cache stores it.
+            takes_none = stage == "backward" and graphs is None
+            if takes_none and not cache:
+                return backward_taking_none(graph, None)
             compiled, run = compiled_run(graph, stage)
-            if stage == "backward" and graphs is None:  # CUDA graphs replay all tangents
-                run = missing_tangents.Backward(
-                    graph, run, lambda variant, label: compiled_run(variant, stage, label)[1],
-                    f"{graph_id}/{stage}", opts.strict)
+            if takes_none:
+                run = backward_taking_none(graph, run)
             if cache:
                 return stage_cache.CompiledStage(run, compiled, graph, f"{graph_id}/{stage}",
                                                  opts.strict, fallback.count() == fallbacks)
