@@ -48,8 +48,9 @@ template <bool Tanh> struct Gelu {
       A dInner = A(kSqrt2OverPi) * (A(1) + A(3 * kTanhCubic) * v * v);
       return g * (A(0.5) * (A(1) + t) + A(0.5) * v * (A(1) - t * t) * dInner);
     } else {
-      A cdf = A(0.5) * (A(1) + erfAcc(v * A(kSqrt1_2)));
-      A pdf = A(kInvSqrt2Pi) * expAcc(A(-0.5) * v * v);
+      A gaussian = expAcc(A(-0.5) * v * v); // e^(-(v / sqrt 2)^2)
+      A cdf = A(0.5) * (A(1) + erfGivenExp(v * A(kSqrt1_2), gaussian));
+      A pdf = A(kInvSqrt2Pi) * gaussian;
       return g * (cdf + v * pdf);
     }
   }
