@@ -118,12 +118,11 @@ def main(argv: list[str] | None = None) -> int:
             run["outline"] = outline.results()
             rows = None
         if rows is not None:
-            if args.device == "cpu":  # a row per thread count
-                for row in rows:
+            for row in rows:
+                row.copy_gbps = run["copy_gbps"]
+                if args.device == "cpu":  # a row per thread count
                     row.threads = torch.get_num_threads()
             run[key] = _merged(run.get(key, []), rows)
-        if key == "ops":
-            run["ops_copy_gbps"] = run["copy_gbps"]
         _write(args, raw, run)
         print(f"{key}: done", flush=True)
     print(report.section(args.device, run))

@@ -76,7 +76,15 @@ def _threads(results: list[Result]) -> tuple[list[str], Callable[[Result], list[
     return ["threads"], lambda r: [str(r.threads) if r.threads else "–"]
 
 
-def _ops_table(results: list[Result], copy_gbps: float) -> str:
+def _copies(results: list[Result]) -> str:
+    """The CPU ops' copy bandwidths by thread count, for the sentence on "of copy"."""
+    copies = {r.threads: r.copy_gbps for r in results if r.threads and r.copy_gbps}
+    listed = ", ".join(f"{gbps:.1f} GB/s at {n} thread{'s' * (n > 1)}"
+                       for n, gbps in sorted(copies.items()))
+    return f", at its thread count: {listed}" if copies else ""
+
+
+def _ops_table(results: list[Result]) -> str:
     header, threads = _threads(results)
     rows = []
     for r in results:
@@ -84,7 +92,7 @@ def _ops_table(results: list[Result], copy_gbps: float) -> str:
         gbps = r.bytes_moved / (fused * 1e-3) / 1e9
         rows.append([r.case, r.dtype, *threads(r), r.timings["eager"].text(),
                      r.timings["Inductor"].text(), r.timings["fxmlir"].text(), f"{gbps:.0f}",
-                     f"{100 * gbps / copy_gbps:.0f}%",
+                     f"{100 * gbps / r.copy_gbps:.0f}%" if r.copy_gbps else "–",
                      f"{r.timings['eager'].median / fused:.2f}x"])
     return _table(["op", "dtype", *header, "eager ms", "Inductor ms", "fxmlir ms",
                    "fxmlir GB/s", "of copy", "fxmlir vs eager"], rows)
@@ -177,12 +185,13 @@ def section(device: str, run: dict[str, Any]) -> str:
     out += [f"- sizes: {run['sizes_note']}", ""]
     out.append(f"Copy bandwidth (the latest run's): **{run['copy_gbps']:.1f} GB/s** "
                f"(a {sizes.copy_bytes >> 20} MiB copy, bytes read + written); "
-               "\"of copy\" compares with the copy of the run that measured the op.\n")
+               "\"of copy\" compares with the copy of the run that measured the op"
+               f"{_copies(run.get('ops', []))}.\n")
     if any(run.get(key) for key in STEP_KEYS):
         out.append(PEAK_NOTES[device] + "\n")
     if run.get("ops"):
         out.append(f"### Fused elementwise ops, x [{sizes.rows}, {sizes.cols}]\n")
-        out.append(_ops_table(run["ops"], run["ops_copy_gbps"]))
+        out.append(_ops_table(run["ops"]))
     if run.get("linear"):
         tokens, k, n = sizes.linear
         out.append(f"### Linear + tanh GELU, [{tokens}, {k}] x [{n}, {k}]^T + bias\n")

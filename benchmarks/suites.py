@@ -79,17 +79,20 @@ class Result:
     bytes_moved: int = 0  # the fewest bytes the fused op must move
     extra: dict[str, dict[str, float | None]] = field(default_factory=dict)
     threads: int | None = None  # torch's CPU threads; None on a GPU
+    # The copy bandwidth of the run that measured the row, at its threads.
+    copy_gbps: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"case": self.case, "dtype": self.dtype, "bytes_moved": self.bytes_moved,
                 "timings_ms": {n: list(t.samples) for n, t in self.timings.items()},
-                "extra": self.extra, "threads": self.threads}
+                "extra": self.extra, "threads": self.threads, "copy_gbps": self.copy_gbps}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Result":
         return cls(data["case"], data["dtype"],
                    {n: timing.Timing(tuple(v)) for n, v in data["timings_ms"].items()},
-                   data["bytes_moved"], data["extra"], data.get("threads"))
+                   data["bytes_moved"], data["extra"], data.get("threads"),
+                   data.get("copy_gbps"))
 
 
 def _compiled(fn: Callable[..., Any], backend: Any = "inductor", **kwargs: Any) -> Callable:
