@@ -80,9 +80,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import transformers
 
-    # "First call" is a cold compile: no Inductor or AOTAutograd artifacts
-    # from earlier processes (kernels, graphs).
+    # "First call" is a cold compile: no Inductor, AOTAutograd or fxmlir JIT
+    # artifacts from earlier processes (kernels, graphs, compiled regions).
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="fxmlir-bench-")
+    os.environ["FXMLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="fxmlir-bench-jit-")
     torch._inductor.config.fx_graph_cache = False
     torch._functorch.config.enable_autograd_cache = False
     torch._dynamo.config.cache_size_limit = 64
