@@ -13,6 +13,7 @@
 
 #include "MlirJit.h"
 #include "Functions.h"
+#include "RowSlices.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -63,11 +64,6 @@ std::vector<at::Tensor> mlirJitMeta(c10::string_view module,
   return results;
 }
 
-/// Rows per call: enough work per thread, few enough rows that a row
-/// reduction's passes over them hit the cache.
-constexpr int64_t kMinElementsPerTask = 1 << 15;
-constexpr int64_t kSliceBytes = 256 << 10;
-
 std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
                                    c10::string_view name,
                                    at::TensorList inputs,
@@ -107,31 +103,30 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
     rowBytes = std::max(rowBytes, input.numel() / rows *
                                       static_cast<int64_t>(input.itemsize()));
   }
-  int64_t grain = std::max<int64_t>(1, kMinElementsPerTask / rowElements);
-  int64_t slice = std::max<int64_t>(1, kSliceBytes / rowBytes);
-  int64_t slices = (rows + slice - 1) / slice;
-  int64_t grainSlices = (grain + slice - 1) / slice;
+  RowSlices split =
+      rowSlices(rows, rowElements, rowBytes, at::get_num_threads());
 
   // A sum over the rows gets one partial sum per slice, added up at the end.
   std::vector<at::Tensor> partials(results.size());
   for (size_t i = 0; i < results.size(); ++i)
     if (signature.summedResults[i]) {
-      std::vector<int64_t> shape = {slices};
+      std::vector<int64_t> shape = {split.count};
       shape.insert(shape.end(), results[i].sizes().begin(),
                    results[i].sizes().end());
       partials[i] = at::empty(shape, results[i].options());
     }
   guarded(name, [&] {
-    at::parallel_for(0, slices, grainSlices, [&](int64_t begin, int64_t end) {
+    at::parallel_for(0, split.count, split.grainSlices,
+                     [&](int64_t begin, int64_t end) {
       std::vector<jit::Buffer> outputs = call.outputBuffers;
       for (int64_t index = begin; index < end; ++index) {
         for (size_t i = 0; i < outputs.size(); ++i)
           if (partials[i].defined())
             outputs[i].data = static_cast<char *>(partials[i].data_ptr()) +
                               index * results[i].nbytes();
-        int64_t first = index * slice;
+        int64_t first = index * split.rows;
         compiled.runRows(call.inputBuffers, outputs, first,
-                         std::min(rows, first + slice));
+                         std::min(rows, first + split.rows));
       }
     });
   });

@@ -182,6 +182,31 @@ def test_sums_over_rows_add_up_across_slices(shape, threads):
         torch.set_num_threads(before)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batch_first_bf16_rows_split_across_threads(threads):
+    # Autocast's layer norm backward over [2, 128, 512] bf16: two rows that
+    # fit one 256 KiB slice, split in two for two threads, the weight and
+    # bias gradients summed per slice. Against float64: eager's own kernel
+    # sums these gradients less exactly (1.0 off at 40, the region 0.1).
+    fn = lambda x, w, b: F.layer_norm(x, (512,), w, b)  # noqa: E731
+    backward = _backward(fn)
+    x, grad = (torch.randn(2, 128, 512, dtype=torch.bfloat16) for _ in range(2))
+    w, b = torch.randn(512), torch.randn(512)
+    outlined = outline(backward, x, w, b, grad, min_ops=1)
+    exact = backward(x.double(), w.double(), b.double(), grad.double())
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        got = outlined(x, w, b, grad)
+    finally:
+        torch.set_num_threads(before)
+    for g, want, wide in zip(got, exact, (x, w, b)):
+        assert g.dtype == wide.dtype
+        # bf16's resolution at the largest gradient: sums of 256 rounded terms.
+        scale = want.abs().max().item()
+        torch.testing.assert_close(g.double(), want, rtol=1.6e-2, atol=1e-2 * scale)
+
+
 def test_one_compile_per_signature_and_any_batch_size():
     fn = lambda x, b: torch.tanh(x * 3.0 + b)  # noqa: E731
     x, b = torch.randn(8, 24), torch.randn(24)
