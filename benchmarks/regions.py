@@ -1,4 +1,4 @@
-"""python -m benchmarks.regions [--models mlp,gpt2,llama,bert] [--dtypes f32,bf16] [--threads N] [--write FILE]
+"""python -m benchmarks.regions [--models mlp,gpt2,llama,bert] [--dtypes f32,bf16] [--threads 1,2] [--write FILE]
 
 The cost model's verdicts, checked one JIT region at a time: every region
 the outline pass finds in a model's training step without its cost model
@@ -6,8 +6,8 @@ the outline pass finds in a model's training step without its cost model
 one `mlir_jit` call and as its ATen ops one by one, alternating, on random
 inputs of its types; beside it, whether the cost model keeps it. A kept
 region slower than its ops, or a refused one faster, is a wrong verdict.
-Prints a markdown table per model and dtype (`--write`: to a file too,
-docs/regions.md).
+Prints a markdown table per thread count, model and dtype (`--write`: to a
+file too, docs/regions.md).
 """
 
 from __future__ import annotations
@@ -200,30 +200,35 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="mlp,gpt2,llama,bert")
     parser.add_argument("--dtypes", default="f32,bf16")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", default="1",
+                        help="torch's CPU threads, a table each: 1 or 1,2")
     parser.add_argument("--write", type=Path, help="also write the tables to this markdown file")
     args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    threads = [int(n) for n in args.threads.split(",")]
+    if min(threads) < 1:
+        parser.error(f"--threads: counts must be at least 1, got {args.threads}")
     command = "python -m benchmarks.regions " + shlex.join(sys.argv[1:] if argv is None else argv)
     out = [f"- `{command}`: {datetime.datetime.now():%Y-%m-%d %H:%M}, fxmlir commit "
            f"{report.commit()}, machine {report.machine('cpu')}, torch {torch.__version__}"]
     print(out[0], flush=True)
-    for model in args.models.split(","):
-        for dtype in args.dtypes.split(","):
-            rows = measure(model, dtype)
-            wrong = sum(1 for r in rows if "error" not in r
-                        and (r["ops ms"] >= r["region ms"]) != r["kept"])
-            section = (f"\n### {model} {dtype}: {len(rows)} regions, {wrong} wrong verdicts\n\n"
-                       + _table(rows))
-            print(section, flush=True)
-            out.append(section)
+    for count in threads:
+        torch.set_num_threads(count)
+        for model in args.models.split(","):
+            for dtype in args.dtypes.split(","):
+                rows = measure(model, dtype)
+                wrong = sum(1 for r in rows if "error" not in r
+                            and (r["ops ms"] >= r["region ms"]) != r["kept"])
+                section = (f"\n### {model} {dtype}, {count} thread{'s' * (count > 1)}: "
+                           f"{len(rows)} regions, {wrong} wrong verdicts\n\n" + _table(rows))
+                print(section, flush=True)
+                out.append(section)
     if args.write:
         args.write.write_text(_PREAMBLE + "\n".join(out) + "\n")
 
 
 _PREAMBLE = """# JIT regions against their ATen ops
 
-Written by `python -m benchmarks.regions --write docs/regions.md` ([benchmarks/regions.py](
+Written by `python -m benchmarks.regions --threads 1,2 --write docs/regions.md` ([benchmarks/regions.py](
 ../benchmarks/regions.py)): every JIT region the outline pass finds in the suite's training
 steps (its CPU sizes) without its cost model, timed as one `mlir_jit` call and as the ATen ops
 it replaces, one by one, alternating, medians of 15 on random inputs of its types; "cost
