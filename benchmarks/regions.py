@@ -209,7 +209,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--threads: counts must be at least 1, got {args.threads}")
     command = "python -m benchmarks.regions " + shlex.join(sys.argv[1:] if argv is None else argv)
     out = [f"- `{command}`: {datetime.datetime.now():%Y-%m-%d %H:%M}, fxmlir commit "
-           f"{report.commit()}, machine {report.machine('cpu')}, torch {torch.__version__}"]
+           f"{report.commit()}, machine {report.machine('cpu', threads=False)}, "
+           f"torch {torch.__version__}"]
     print(out[0], flush=True)
     for count in threads:
         torch.set_num_threads(count)

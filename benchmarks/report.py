@@ -128,9 +128,9 @@ _EXTENSIONS = (("avx2", "AVX2"), ("avx512f", "AVX-512"), ("avx512_bf16", "AVX-51
                ("amx_bf16", "AMX BF16"))
 
 
-def machine(device: str) -> str:
+def machine(device: str, threads: bool = True) -> str:
     """The device the figures come from: a GPU's name and size, or a CPU's
-    model, vector extensions and torch's thread count."""
+    model, vector extensions and (`threads`) torch's thread count."""
     if device == "cuda":
         props = torch.cuda.get_device_properties(0)
         return (f"{props.name}, {props.multi_processor_count} SMs, "
@@ -147,7 +147,8 @@ def machine(device: str) -> str:
     except OSError:
         pass
     extensions = ", ".join(name for flag, name in _EXTENSIONS if flag in flags)
-    return f"{model} ({extensions or 'no AVX2'}), {torch.get_num_threads()} torch threads"
+    described = f"{model} ({extensions or 'no AVX2'})"
+    return f"{described}, {torch.get_num_threads()} torch threads" if threads else described
 
 
 def commit() -> str:
