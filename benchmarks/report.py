@@ -18,21 +18,22 @@ DEVICES = {"cpu": "CPU", "cuda": "CUDA"}  # each run names its machine
 
 HEADER = """# Benchmarks
 
-Written by `python -m benchmarks --device cpu|cuda` ([benchmarks/](../benchmarks)):
-eager, Inductor (torch.compile's default backend) and fxmlir run in one process
-on the same inputs. Every implementation is warmed up, then timed one call at a
-time in alternation (A B C, C B A, ...); tables give the median and the
-interquartile range as a percentage of it (±). GB/s is the fewest bytes an op
-must move (inputs read once, outputs written once) over its median time,
-compared with the same run's device-to-device copy. "Peak extra" is the most
-memory a training step holds at once beyond what was allocated before it (its
-inputs, the parameters, the previous step's gradients, which it frees; each
-section says how it is measured); "saved" what autograd keeps for backward
-during the step (parameters it keeps by reference not counted); "threads" torch's CPU
-threads; "first call" the wall-clock time of the first step, compiling
-included (Inductor's and AOTAutograd's caches off: a cold compile). Every
-number below comes from a run (raw samples in benchmarks-<device>.json); a run
-replaces the tables it measured.
+Written by `python -m benchmarks --device cpu|cuda`
+([benchmarks/](../benchmarks)): eager, Inductor (torch.compile's default
+backend) and fxmlir run in one process on the same inputs. Every implementation
+is warmed up, then timed one call at a time in alternation (A B C, C B A, ...);
+tables give the median and the interquartile range as a percentage of it (±).
+GB/s is the fewest bytes an op must move (inputs read once, outputs written
+once) over its median time, compared with the same run's device-to-device copy
+(on a CPU, at the row's thread count). "Peak extra" is the most memory a
+training step holds at once beyond what was allocated before it (its inputs, the
+parameters, the previous step's gradients, which it frees; each section says how
+it is measured); "saved" what autograd keeps for backward during the step
+(parameters it keeps by reference not counted); "threads" torch's CPU threads;
+"first call" the wall-clock time of the first step, compiling included
+(Inductor's, AOTAutograd's and, in runs since 2026-11-27, fxmlir's JIT caches
+empty: a cold compile). Every number below comes from a run (raw samples in
+benchmarks-<device>.json); a run replaces the tables it measured.
 """
 
 
