@@ -180,6 +180,11 @@ def measure(model: str, dtype: str, reps: int = 15) -> list[dict[str, Any]]:
     return rows
 
 
+def _wrong(row: dict[str, Any]) -> bool:
+    """A kept region slower than its ops, or a refused one at least as fast."""
+    return (row["ops ms"] >= row["region ms"]) != row["kept"]
+
+
 def _table(rows: list[dict[str, Any]]) -> str:
     lines = ["| region | graph | cost model | region ms | ATen ops ms | speedup | verdict |",
              "|---|---|---|---|---|---|---|"]
@@ -188,11 +193,10 @@ def _table(rows: list[dict[str, Any]]) -> str:
         if "error" in row:
             lines.append(f"| {row['region']} | | {verdict} | | | | not run: {row['error']} |")
             continue
-        speedup = row["ops ms"] / row["region ms"]
-        right = (speedup >= 1) == row["kept"]
         lines.append(f"| {row['region']} | {row['graph'].split('/', 1)[-1]} | {verdict} | "
                      f"{timing.format_ms(row['region ms'])} | {timing.format_ms(row['ops ms'])} | "
-                     f"{speedup:.2f}x | {'right' if right else '**wrong**'} |")
+                     f"{row['ops ms'] / row['region ms']:.2f}x | "
+                     f"{'**wrong**' if _wrong(row) else 'right'} |")
     return "\n".join(lines)
 
 
@@ -204,9 +208,13 @@ def main(argv: list[str] | None = None) -> None:
                         help="torch's CPU threads, a table each: 1 or 1,2")
     parser.add_argument("--write", type=Path, help="also write the tables to this markdown file")
     args = parser.parse_args(argv)
-    threads = [int(n) for n in args.threads.split(",")]
-    if min(threads) < 1:
-        parser.error(f"--threads: counts must be at least 1, got {args.threads}")
+    try:
+        threads = [int(n) for n in args.threads.split(",")]
+    except ValueError:
+        threads = []
+    if not threads or min(threads) < 1:
+        parser.error(f"--threads: thread counts of at least 1, comma-separated (1 or 1,2), "
+                     f"got {args.threads!r}")
     command = "python -m benchmarks.regions " + shlex.join(sys.argv[1:] if argv is None else argv)
     out = [f"- `{command}`: {datetime.datetime.now():%Y-%m-%d %H:%M}, fxmlir commit "
            f"{report.commit()}, machine {report.machine('cpu', threads=False)}, "
@@ -217,8 +225,7 @@ def main(argv: list[str] | None = None) -> None:
         for model in args.models.split(","):
             for dtype in args.dtypes.split(","):
                 rows = measure(model, dtype)
-                wrong = sum(1 for r in rows if "error" not in r
-                            and (r["ops ms"] >= r["region ms"]) != r["kept"])
+                wrong = sum(1 for r in rows if "error" not in r and _wrong(r))
                 section = (f"\n### {model} {dtype}, {count} thread{'s' * (count > 1)}: "
                            f"{len(rows)} regions, {wrong} wrong verdicts\n\n" + _table(rows))
                 print(section, flush=True)

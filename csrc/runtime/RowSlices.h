@@ -33,8 +33,9 @@ struct RowSlices {
 /// layer norm's backward, 0.74x its ATen ops at two threads).
 inline RowSlices rowSlices(int64_t rows, int64_t rowElements, int64_t rowBytes,
                            int64_t threads) {
+  threads = std::max<int64_t>(threads, 1);
   int64_t grain = std::max<int64_t>(1, kMinElementsPerTask / rowElements);
-  int64_t perThread = (rows + threads - 1) / std::max<int64_t>(threads, 1);
+  int64_t perThread = (rows + threads - 1) / threads;
   int64_t slice = std::min(std::max<int64_t>(1, kSliceBytes / rowBytes),
                            std::max(grain, perThread));
   return {slice, (rows + slice - 1) / slice, (grain + slice - 1) / slice};
