@@ -114,10 +114,11 @@ template <> FXMLIR_HOST_DEVICE BFloat16 fromAcc<BFloat16>(float v) {
   return BFloat16{__bfloat16_as_ushort(__float2bfloat16_rn(v))};
 #else
   uint32_t bits = floatBits(v);
-  uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-  uint32_t nan = ((bits >> 16) & 0x8000u) | 0x7fc0u;
-  bool isNan = (bits & 0x7fffffffu) > 0x7f800000u;
-  return BFloat16{static_cast<uint16_t>(isNan ? nan : rounded)};
+  uint32_t rounded = bits + 0x7fffu + ((bits >> 16) & 1u);
+  // A NaN's rounding could carry into the exponent (an infinity): set its
+  // quiet bit instead, which keeps it a NaN of its sign after truncation.
+  uint32_t result = v != v ? bits | 0x400000u : rounded;
+  return BFloat16{static_cast<uint16_t>(result >> 16)};
 #endif
 }
 
