@@ -1,6 +1,7 @@
 //===- RandomMask.cpp - Torch-free CPU draws of dropout masks -------------===//
 
 #include "RandomMask.h"
+#include "PhiloxAvx2.h"
 #include "../common/Elementwise.h"
 #include "../common/Philox.h"
 #include "TargetClones.h"
@@ -26,8 +27,10 @@ FXMLIR_CPU_KERNEL void randomMask(bool *mask, double p, uint64_t seed,
   }
   if (begin < firstFull * 4)
     fillPart(begin / 4, begin, firstFull * 4);
+  int64_t drawn = randomMaskBlocksAvx2(mask, firstFull, lastFull - firstFull,
+                                       threshold, seed);
 #pragma omp simd
-  for (int64_t block = firstFull; block < lastFull; ++block) {
+  for (int64_t block = firstFull + drawn; block < lastFull; ++block) {
     uint32_t keep = keepBytes(philox4x32(block, 0, seed), threshold);
     std::memcpy(mask + block * 4, &keep, sizeof(keep));
   }
@@ -46,14 +49,16 @@ FXMLIR_CPU_KERNEL void unpackKeep(const uint8_t *__restrict bytes,
 FXMLIR_CPU_KERNEL void drawKeepBytes(uint8_t *bits, uint8_t *flags,
                                      int64_t firstByte, int64_t bytes,
                                      uint32_t threshold, uint64_t seed) {
+  int64_t drawn =
+      drawKeepBytesAvx2(bits, flags, firstByte, bytes, threshold, seed);
 #pragma omp simd
-  for (int64_t b = 0; b < bytes; ++b) {
+  for (int64_t b = drawn; b < bytes; ++b) {
     uint64_t block = 2 * static_cast<uint64_t>(firstByte + b);
     bits[b] = static_cast<uint8_t>(
         keepBits(philox4x32(block, 0, seed), threshold) |
         keepBits(philox4x32(block + 1, 0, seed), threshold) << 4);
   }
-  unpackKeep(bits, bytes, flags);
+  unpackKeep(bits + drawn, bytes - drawn, flags + 8 * drawn);
 }
 
 } // namespace fxmlir::kernels::cpu

@@ -1,0 +1,98 @@
+//===- PhiloxTest.cpp - the CPU mask draws against plain Philox -----------===//
+//
+// Philox4x32-10 against Random123's known-answer vectors, and the CPU mask
+// draws (csrc/kernels/cpu/RandomMask.cpp, with the AVX2 path of
+// PhiloxAvx2.cpp where this CPU takes it) against a scalar loop over
+// philox4x32: the same bits for any range, threshold and counter, counters
+// past 2^32 blocks included.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../csrc/kernels/common/Philox.h"
+#include "../../csrc/kernels/cpu/RandomMask.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+using namespace fxmlir::kernels;
+using fxmlir::kernels::cpu::drawKeepBytes;
+using fxmlir::kernels::cpu::randomMask;
+
+namespace {
+
+TEST(Philox, KnownAnswers) {
+  struct Case {
+    uint32_t counter[4], key[2], words[4];
+  };
+  const Case cases[] = {
+      {{0, 0, 0, 0}, {0, 0}, {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
+      {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
+       {0xffffffff, 0xffffffff},
+       {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+      {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
+       {0xa4093822, 0x299f31d0},
+       {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
+  };
+  for (const Case &c : cases) {
+    PhiloxBlock block = philox4x32(
+        c.counter[0] | static_cast<uint64_t>(c.counter[1]) << 32,
+        c.counter[2] | static_cast<uint64_t>(c.counter[3]) << 32,
+        c.key[0] | static_cast<uint64_t>(c.key[1]) << 32);
+    EXPECT_EQ(block.w0, c.words[0]);
+    EXPECT_EQ(block.w1, c.words[1]);
+    EXPECT_EQ(block.w2, c.words[2]);
+    EXPECT_EQ(block.w3, c.words[3]);
+  }
+}
+
+constexpr uint64_t kSeed = 0x0123456789abcdefull;
+// Thresholds of p = 0, 0.1, 0.5 and nearly 1.
+const uint32_t kThresholds[] = {keepThreshold(0.0), keepThreshold(0.1),
+                                keepThreshold(0.5), keepThreshold(0.999)};
+// First bytes / elements: 0, odd, and where the block counter's low word
+// wraps (2^32 blocks: 2^31 bytes, 2^34 elements).
+const int64_t kFirstBytes[] = {0, 12345, (int64_t{1} << 31) - 13};
+const int64_t kFirstElements[] = {0, 7, (int64_t{1} << 34) - 50};
+
+TEST(Philox, PackedKeepBytesAreScalarPhilox) {
+  for (uint32_t threshold : kThresholds)
+    for (int64_t first : kFirstBytes)
+      for (int64_t bytes : {1, 7, 8, 64, 259}) { // whole groups and tails
+        std::vector<uint8_t> bits(bytes), flags(8 * bytes);
+        drawKeepBytes(bits.data(), flags.data(), first, bytes, threshold, kSeed);
+        for (int64_t b = 0; b < bytes; ++b) {
+          uint64_t block = 2 * static_cast<uint64_t>(first + b);
+          uint32_t expected =
+              keepBits(philox4x32(block, 0, kSeed), threshold) |
+              keepBits(philox4x32(block + 1, 0, kSeed), threshold) << 4;
+          ASSERT_EQ(bits[b], expected) << "byte " << first + b;
+          for (int j = 0; j < 8; ++j)
+            ASSERT_EQ(flags[8 * b + j], (expected >> j) & 1u);
+        }
+      }
+}
+
+TEST(Philox, RandomMaskIsScalarPhilox) {
+  for (uint32_t threshold : kThresholds)
+    for (int64_t first : kFirstElements)
+      for (int64_t count : {3, 64, 129, 1000}) { // partial blocks at both ends
+        // The mask is indexed from element 0: keep only [first, first + count).
+        int64_t base = first & ~int64_t{63};
+        std::vector<uint8_t> storage(first - base + count);
+        bool *mask = reinterpret_cast<bool *>(storage.data()) - base;
+        randomMask(mask, static_cast<double>(threshold) / 16777216.0, kSeed,
+                   first, first + count);
+        for (int64_t i = first; i < first + count; ++i) {
+          PhiloxBlock block = philox4x32(static_cast<uint64_t>(i / 4), 0, kSeed);
+          uint32_t word = i % 4 == 0   ? block.w0
+                          : i % 4 == 1 ? block.w1
+                          : i % 4 == 2 ? block.w2
+                                       : block.w3;
+          ASSERT_EQ(mask[i], keepFlag(word, threshold) != 0) << "element " << i;
+        }
+      }
+}
+
+} // namespace
