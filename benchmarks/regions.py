@@ -231,13 +231,14 @@ def main(argv: list[str] | None = None) -> None:
                 print(section, flush=True)
                 out.append(section)
     if args.write:
-        args.write.write_text(_PREAMBLE + "\n".join(out) + "\n")
+        preamble = _PREAMBLE.format(source=report.source_link(args.write, "benchmarks/regions.py"))
+        args.write.write_text(preamble + "\n".join(out) + "\n")
 
 
 _PREAMBLE = """# JIT regions against their ATen ops
 
-Written by `python -m benchmarks.regions --threads 1,2 --write docs/regions.md` ([benchmarks/regions.py](
-../benchmarks/regions.py)): every JIT region the outline pass finds in the suite's training
+Written by `python -m benchmarks.regions --write FILE` ([benchmarks/regions.py](
+{source})): every JIT region the outline pass finds in the suite's training
 steps (its CPU sizes) without its cost model, timed as one `mlir_jit` call and as the ATen ops
 it replaces, one by one, alternating, medians of 15 on random inputs of its types; "cost
 model" is whether the round trip keeps it. A verdict is wrong where a kept region is slower

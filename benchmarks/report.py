@@ -3,6 +3,7 @@ that device, the other kept; a PNG chart next to it where matplotlib is."""
 
 from __future__ import annotations
 
+import os
 import platform
 import re
 import subprocess
@@ -16,10 +17,10 @@ from benchmarks.timing import format_ms
 
 DEVICES = {"cpu": "CPU", "cuda": "CUDA"}  # each run names its machine
 
-HEADER = """# Benchmarks
+_HEADER = """# Benchmarks
 
 Written by `python -m benchmarks --device cpu|cuda`
-([benchmarks/](../benchmarks)): eager, Inductor (torch.compile's default
+([benchmarks/]({benchmarks})): eager, Inductor (torch.compile's default
 backend) and fxmlir run in one process on the same inputs. Every implementation
 is warmed up, then timed one call at a time in alternation (A B C, C B A, ...);
 tables give the median and the interquartile range as a percentage of it (±).
@@ -35,6 +36,18 @@ it is measured); "saved" what autograd keeps for backward during the step
 empty: a cold compile). Every number below comes from a run (raw samples in
 benchmarks-<device>.json); a run replaces the tables it measured.
 """
+
+
+def header(path: Path) -> str:
+    """The page's opening, its link to benchmarks/ relative to `path`."""
+    return _HEADER.format(benchmarks=source_link(path, "benchmarks"))
+
+
+def source_link(path: Path, source: str) -> str:
+    """`source` (relative to the repository) as a link from the page `path`
+    writes, wherever that page lies (docs/, docs/avx2/)."""
+    root = Path(__file__).resolve().parent.parent
+    return os.path.relpath(root / source, path.resolve().parent)
 
 
 # How each device's step tables measure "peak extra MiB".
@@ -239,7 +252,7 @@ def write(path: Path, device: str, text: str) -> None:
                           re.escape(_marker(name, True)), old, re.DOTALL)
         sections[name] = found.group(1) if found else _pending(name)
     sections[device] = text
-    body = [HEADER]
+    body = [header(path)]
     for name in DEVICES:
         body += [_marker(name, False), sections[name].rstrip("\n"), _marker(name, True), ""]
     path.write_text("\n".join(body))
