@@ -64,6 +64,10 @@ def main(argv: list[str] | None = None) -> int:
                              "shared with other jobs, fewer threads than cores keep OpenMP "
                              "from waiting for a busy core")
     args = parser.parse_args(argv)
+    # Made now, not when the run has measured everything and writes.
+    for path in (args.out, args.profile):
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
     if args.threads is not None:
         if args.threads < 1:
             parser.error("--threads must be at least 1")
