@@ -16,6 +16,7 @@ from benchmarks.suites import Result
 from benchmarks.timing import format_ms
 
 DEVICES = {"cpu": "CPU", "cuda": "CUDA"}  # each run names its machine
+_ROOT = Path(__file__).resolve().parent.parent
 
 _HEADER = """# Benchmarks
 
@@ -46,8 +47,7 @@ def header(path: Path) -> str:
 def source_link(path: Path, source: str) -> str:
     """`source` (relative to the repository) as a link from the page `path`
     writes, wherever that page lies (docs/, docs/avx2/)."""
-    root = Path(__file__).resolve().parent.parent
-    return os.path.relpath(root / source, path.resolve().parent)
+    return os.path.relpath(_ROOT / source, path.resolve().parent)
 
 
 # How each device's step tables measure "peak extra MiB".

@@ -9,6 +9,8 @@
 
 #include "PhiloxAvx2.h"
 
+#include <cstring>
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #define FXMLIR_HAS_AVX2_DRAWS 1
 #include <immintrin.h>
@@ -95,13 +97,35 @@ FXMLIR_AVX2_INLINE __m256i keeps(__m256i word, __m256i belowThreshold) {
 }
 
 /// Per lane (block), its 4 keep flags as a 0-or-1 byte each, word k's in
-/// byte k (as keepBytes): the block's 4 elements' bools or flags.
+/// byte k (as keepBytes): the block's 4 elements' bools.
 FXMLIR_AVX2_INLINE __m256i keepBytes8(const Blocks8 &w, __m256i below) {
   auto flag = [&](__m256i word, int value) FXMLIR_AVX2_LAMBDA {
     return _mm256_and_si256(keeps(word, below), _mm256_set1_epi32(value));
   };
   return _mm256_or_si256(_mm256_or_si256(flag(w.w0, 1), flag(w.w1, 1 << 8)),
                          _mm256_or_si256(flag(w.w2, 1 << 16), flag(w.w3, 1 << 24)));
+}
+
+/// Draws blocks [firstBlock, firstBlock + n) for the largest n <= blocks
+/// that whole iterations cover, and hands each group of 8 blocks' 32 bools
+/// (keepBytes8) to store(offset of its first block from firstBlock, bools);
+/// returns n.
+template <typename Store>
+FXMLIR_AVX2_INLINE int64_t drawBlocks(int64_t firstBlock, int64_t blocks,
+                                      uint32_t threshold, uint64_t seed,
+                                      Store store) {
+  const __m256i below = _mm256_set1_epi32(static_cast<int>(threshold) - 1);
+  constexpr int64_t kBlocksPerGroup = 8;
+  int64_t b = 0;
+  for (; b + kGroups * kBlocksPerGroup <= blocks; b += kGroups * kBlocksPerGroup) {
+    Blocks8 groups[kGroups];
+    for (int g = 0; g < kGroups; ++g)
+      groups[g] = counters(static_cast<uint64_t>(firstBlock + b + g * kBlocksPerGroup));
+    philoxRounds(groups, seed);
+    for (int g = 0; g < kGroups; ++g)
+      store(b + g * kBlocksPerGroup, keepBytes8(groups[g], below));
+  }
+  return b;
 }
 
 } // namespace
@@ -111,36 +135,19 @@ FXMLIR_AVX2 int64_t drawKeepBytesAvx2(uint8_t *bits, uint8_t *flags,
                                       uint32_t threshold, uint64_t seed) {
   if (!cpuTakesAvx2Draws())
     return 0;
-  const __m256i below = _mm256_set1_epi32(static_cast<int>(threshold) - 1);
-  constexpr int64_t kBytesPerGroup = 4; // 8 blocks, two a byte
-  int64_t b = 0;
-  for (; b + kGroups * kBytesPerGroup <= bytes; b += kGroups * kBytesPerGroup) {
-    Blocks8 groups[kGroups];
-    for (int g = 0; g < kGroups; ++g)
-      groups[g] = counters(2 * static_cast<uint64_t>(firstByte + b +
-                                                     g * kBytesPerGroup));
-    philoxRounds(groups, seed);
-    for (int g = 0; g < kGroups; ++g) {
-      int64_t byte = b + g * kBytesPerGroup;
-      __m256i blockFlags = keepBytes8(groups[g], below);
-      _mm256_storeu_si256(reinterpret_cast<__m256i *>(flags + 8 * byte),
-                          blockFlags);
-      // Bit j of a block's nibble is its byte j; blocks 2k and 2k + 1 share
-      // a 64-bit lane, whose byte k is the low block's nibble and, above
-      // it, the high block's.
-      __m256i nibbles = _mm256_or_si256(
-          _mm256_or_si256(blockFlags, _mm256_srli_epi32(blockFlags, 7)),
-          _mm256_or_si256(_mm256_srli_epi32(blockFlags, 14),
-                          _mm256_srli_epi32(blockFlags, 21)));
-      nibbles = _mm256_and_si256(nibbles, _mm256_set1_epi32(0xf));
-      __m256i pairs = _mm256_or_si256(nibbles, _mm256_srli_epi64(nibbles, 28));
-      alignas(32) uint64_t lanes[4];
-      _mm256_store_si256(reinterpret_cast<__m256i *>(lanes), pairs);
-      for (int k = 0; k < kBytesPerGroup; ++k)
-        bits[byte + k] = static_cast<uint8_t>(lanes[k]);
-    }
-  }
-  return b;
+  // Byte b of the mask is blocks 2 b and 2 b + 1: elements 8 b to 8 b + 7.
+  int64_t blocks = drawBlocks(
+      2 * firstByte, 2 * bytes, threshold, seed,
+      [&](int64_t block, __m256i bools) FXMLIR_AVX2_LAMBDA {
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(flags + 4 * block),
+                            bools);
+        // Each flag's bit 0 to its byte's top bit: the 32 flags as 32 bits,
+        // bit i element i's, which are 4 bytes of the packed mask.
+        auto packed = static_cast<uint32_t>(
+            _mm256_movemask_epi8(_mm256_slli_epi16(bools, 7)));
+        std::memcpy(bits + block / 2, &packed, sizeof(packed));
+      });
+  return blocks / 2;
 }
 
 FXMLIR_AVX2 int64_t randomMaskBlocksAvx2(bool *mask, int64_t firstBlock,
@@ -148,21 +155,11 @@ FXMLIR_AVX2 int64_t randomMaskBlocksAvx2(bool *mask, int64_t firstBlock,
                                          uint64_t seed) {
   if (!cpuTakesAvx2Draws())
     return 0;
-  const __m256i below = _mm256_set1_epi32(static_cast<int>(threshold) - 1);
-  constexpr int64_t kBlocksPerGroup = 8;
-  int64_t b = 0;
-  for (; b + kGroups * kBlocksPerGroup <= blocks; b += kGroups * kBlocksPerGroup) {
-    Blocks8 groups[kGroups];
-    for (int g = 0; g < kGroups; ++g)
-      groups[g] = counters(static_cast<uint64_t>(firstBlock + b +
-                                                 g * kBlocksPerGroup));
-    philoxRounds(groups, seed);
-    for (int g = 0; g < kGroups; ++g)
-      _mm256_storeu_si256(reinterpret_cast<__m256i *>(
-                              mask + 4 * (firstBlock + b + g * kBlocksPerGroup)),
-                          keepBytes8(groups[g], below));
-  }
-  return b;
+  return drawBlocks(firstBlock, blocks, threshold, seed,
+                    [&](int64_t block, __m256i bools) FXMLIR_AVX2_LAMBDA {
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i *>(mask + 4 * (firstBlock + block)), bools);
+  });
 }
 
 #else
