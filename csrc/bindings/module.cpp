@@ -35,9 +35,10 @@ std::string textArgument(py::handle value, const char *function,
 fxmlir::StageChoice stageChoice(std::vector<std::string> only,
                                 std::vector<std::string> add,
                                 std::vector<std::string> remove,
-                                std::vector<std::string> regionDeviceTypes) {
+                                std::vector<std::string> regionDeviceTypes,
+                                std::vector<std::string> widenedProductTypes) {
   return {std::move(only), std::move(add), std::move(remove),
-          std::move(regionDeviceTypes)};
+          std::move(regionDeviceTypes), std::move(widenedProductTypes)};
 }
 } // namespace
 
@@ -63,16 +64,19 @@ PYBIND11_MODULE(_C, m) {
       "stage_pipeline",
       [](const std::string &stage, std::vector<std::string> only,
          std::vector<std::string> add, std::vector<std::string> remove,
-         std::vector<std::string> regionDeviceTypes) {
+         std::vector<std::string> regionDeviceTypes,
+         std::vector<std::string> widenedProductTypes) {
         return fxmlir::stagePipeline(
             stage, stageChoice(std::move(only), std::move(add),
-                               std::move(remove), std::move(regionDeviceTypes)));
+                               std::move(remove), std::move(regionDeviceTypes),
+                               std::move(widenedProductTypes)));
       },
       py::arg("stage"), py::kw_only(),
       py::arg("only") = std::vector<std::string>(),
       py::arg("add") = std::vector<std::string>(),
       py::arg("remove") = std::vector<std::string>(),
       py::arg("region_device_types") = std::vector<std::string>(),
+      py::arg("widened_product_dtypes") = std::vector<std::string>(),
       "The pipeline Module.run_stage runs, in fxmlir-opt syntax (to "
       "reproduce a round trip with fxmlir-opt).");
   m.def("stage_passes", &fxmlir::stagePasses, py::arg("stage"),
@@ -188,10 +192,11 @@ PYBIND11_MODULE(_C, m) {
           [](fxmlir::Module &m, const std::string &stage,
              std::vector<std::string> only, std::vector<std::string> add,
              std::vector<std::string> remove,
-             std::vector<std::string> regionDeviceTypes, bool snapshots) {
+             std::vector<std::string> regionDeviceTypes,
+             std::vector<std::string> widenedProductTypes, bool snapshots) {
             fxmlir::StageChoice choice = stageChoice(
                 std::move(only), std::move(add), std::move(remove),
-                std::move(regionDeviceTypes));
+                std::move(regionDeviceTypes), std::move(widenedProductTypes));
             py::gil_scoped_release release;
             return m.runStage(stage, choice, snapshots);
           },
@@ -200,20 +205,23 @@ PYBIND11_MODULE(_C, m) {
           py::arg("add") = std::vector<std::string>(),
           py::arg("remove") = std::vector<std::string>(),
           py::arg("region_device_types") = std::vector<std::string>(),
+          py::arg("widened_product_dtypes") = std::vector<std::string>(),
           py::arg("snapshots") = false,
           "Run the stage's pipeline in place: its default passes with add and "
           "without remove, or exactly only; JIT regions on "
-          "region_device_types (CPU tensors' when empty). Returns the passes "
-          "that ran, as run_pipeline does.")
+          "region_device_types (CPU tensors' when empty), CPU products of "
+          "widened_product_dtypes as float32 GEMMs. Returns the passes that "
+          "ran, as run_pipeline does.")
       .def(
           "explain_stage",
           [](fxmlir::Module &m, const std::string &stage,
              std::vector<std::string> only, std::vector<std::string> add,
              std::vector<std::string> remove,
-             std::vector<std::string> regionDeviceTypes) {
-            fxmlir::StageChoice choice =
-                stageChoice(std::move(only), std::move(add), std::move(remove),
-                            std::move(regionDeviceTypes));
+             std::vector<std::string> regionDeviceTypes,
+             std::vector<std::string> widenedProductTypes) {
+            fxmlir::StageChoice choice = stageChoice(
+                std::move(only), std::move(add), std::move(remove),
+                std::move(regionDeviceTypes), std::move(widenedProductTypes));
             py::gil_scoped_release release;
             return m.explainStage(stage, choice);
           },
@@ -222,6 +230,7 @@ PYBIND11_MODULE(_C, m) {
           py::arg("add") = std::vector<std::string>(),
           py::arg("remove") = std::vector<std::string>(),
           py::arg("region_device_types") = std::vector<std::string>(),
+          py::arg("widened_product_dtypes") = std::vector<std::string>(),
           "explain_fusions of the stage's pipeline chosen as run_stage's; "
           "where it outlines JIT regions, each op left out of them is a site "
           "too (pattern 'JIT region', the reason why).")

@@ -11,6 +11,8 @@
 // A 16-bit x may come with a float32 weight (autocast's cast folded in by
 // fxmlir-fuse-linear-cross-entropy): each block of it is cast as it is read,
 // and grad_weight is float32, each block's 16-bit product cast into it.
+// Its products are WideProducts.h's: float32 GEMMs for 16-bit types on CPUs
+// without a fast 16-bit GEMM.
 // Included by FusedOps.h, whose helpers (withLastSize) it uses.
 //
 //===----------------------------------------------------------------------===//
@@ -19,6 +21,7 @@
 #define FXMLIR_OPS_LINEARCROSSENTROPY_H
 
 #include "Device.h"
+#include "WideProducts.h"
 
 #include "fxmlir/Support/LinearLossBlocks.h"
 
@@ -126,7 +129,7 @@ inline at::Tensor blockLogits(const at::Tensor &x, const at::Tensor &weight,
   if (logits)
     return logits->narrow(1, begin, size);
   at::Tensor w = weightRows(weight, x, begin, size).t();
-  return bias ? at::addmm(bias->narrow(0, begin, size), x, w) : at::mm(x, w);
+  return bias ? product(x, w, bias->narrow(0, begin, size)) : product(x, w);
 }
 
 /// x @ weight^T (+ bias), in x's dtype: one product, or a block of columns
@@ -134,7 +137,7 @@ inline at::Tensor blockLogits(const at::Tensor &x, const at::Tensor &weight,
 inline at::Tensor allLogits(const at::Tensor &x, const at::Tensor &weight,
                             const std::optional<at::Tensor> &bias, int64_t block) {
   if (weight.scalar_type() == x.scalar_type())
-    return bias ? at::addmm(*bias, x, weight.t()) : at::mm(x, weight.t());
+    return product(x, weight.t(), bias);
   int64_t classes = weight.size(0);
   at::Tensor logits = at::empty({x.size(0), classes}, x.options());
   for (int64_t begin = 0; begin < classes; begin += block) {
@@ -142,9 +145,9 @@ inline at::Tensor allLogits(const at::Tensor &x, const at::Tensor &weight,
     at::Tensor out = logits.narrow(1, begin, size);
     at::Tensor w = weightRows(weight, x, begin, size).t();
     if (bias)
-      at::addmm_out(out, bias->narrow(0, begin, size), x, w);
+      productInto(out, x, w, bias->narrow(0, begin, size));
     else
-      at::mm_out(out, x, w);
+      productInto(out, x, w);
   }
   return logits;
 }
@@ -307,7 +310,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fusedLinearCrossEntropyGrad(
       if (onePass) {
         at::Tensor z = rowsLogits ? ll::unitColumns(
                                         rowsLogits->narrow(1, begin, size))
-                                  : at::mm(rowsX, w.t());
+                                  : product(rowsX, w.t());
         g = at::empty({rows, size}, x.options());
         Launcher<D>::softmaxGradBlock(z, lse, flatScale, flatTarget, begin, g);
       } else {
@@ -328,15 +331,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fusedLinearCrossEntropyGrad(
       }
       at::Tensor gradWeightRows = gradWeight.narrow(0, begin, size);
       if (gradWeight.scalar_type() == g.scalar_type())
-        at::mm_out(gradWeightRows, g.t(), rowsX);
+        productInto(gradWeightRows, g.t(), rowsX);
       else // a float32 weight's: the block's product, as autocast's, cast
-        gradWeightRows.copy_(at::mm(g.t(), rowsX));
+        gradWeightRows.copy_(product(g.t(), rowsX));
       if (bias)
         gradBias.narrow(0, begin, size).copy_(p.sum(0));
       if (x.scalar_type() == at::kFloat)
         gradX.addmm_(g, w);
       else
-        gradX.add_(at::mm(g, w));
+        gradX.add_(product(g, w));
     }
     return {gradX.to(x.scalar_type()).view(x.sizes()), gradWeight, gradBias};
   }

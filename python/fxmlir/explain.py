@@ -107,8 +107,11 @@ def collect(module: _C.Module, selection: Selection, region_device_types: list[s
     sites = _sites.get()
     if sites is None or not selection.for_stage(stage):
         return
+    from fxmlir import cpu_products  # torch: only where explaining
+
     for site in module.clone().explain_stage(stage, **selection.stage_options(stage),
-                                             region_device_types=region_device_types):
+                                             region_device_types=region_device_types,
+                                             widened_product_dtypes=cpu_products.widened_dtypes()):
         reason = _readable(site.reason)
         sites.append(UnfusedSite(graph, site.location, site.op, site.pass_name, site.pattern,
                                  reason, site.reason_location,

@@ -16,7 +16,7 @@ from typing import Iterator, Mapping
 
 import torch.fx as fx
 
-from fxmlir import _C, explain, logs, progress
+from fxmlir import _C, cpu_products, explain, logs, progress
 from fxmlir.autocast import make_casts_explicit
 from fxmlir.compile_ahead import compile_regions
 from fxmlir.config import Options
@@ -107,6 +107,7 @@ def _round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
         # module it left.
         runs = module.run_stage(stage, **selection.stage_options(stage),
                                 region_device_types=_region_device_types(options),
+                                widened_product_dtypes=cpu_products.widened_dtypes(),
                                 snapshots=dumper.enabled)
         for run in runs:
             times[run.pass_name] = times.get(run.pass_name, 0.0) + run.milliseconds

@@ -53,6 +53,7 @@ from torch._inductor.output_code import OutputCode
 from torch.fx.graph_module import _forward_from_src
 from torch.multiprocessing.reductions import StorageWeakRef
 
+from fxmlir import cpu_products
 from fxmlir._version import __version__
 from fxmlir.config import Options
 from fxmlir.runtime_fallback import guard
@@ -144,9 +145,10 @@ def salt(options: Options) -> str:
     the settings (all but dump_dir, which turns the cache off)."""
     settings = {f.name: _stable(getattr(options, f.name))
                 for f in dataclasses.fields(options) if f.name != "dump_dir"}
-    # The CPU's vector extensions: the JIT's cost model decided the regions
-    # for this machine's kind (a cache folder may be shared).
-    machine = torch.backends.cpu.get_cpu_capability()
+    # The CPU's vector extensions and 16-bit GEMMs: the JIT's cost model
+    # decided the regions, and the products widened, for this machine's kind
+    # (a cache folder may be shared).
+    machine = [torch.backends.cpu.get_cpu_capability(), cpu_products.widened_dtypes()]
     text = json.dumps([__version__, _installed_files(), machine, settings], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 

@@ -57,6 +57,10 @@ constexpr PipelineEntry kPipeline[] = {
     {"fxmlir-fuse-bias-add-dropout", AllStages},
     {"fxmlir-fuse-mask-draws", AllStages},
     {"fxmlir-recompose", AllStages},
+    // After autodiff only (autograd never sees its casts), after the
+    // fusions that take products; it widens the types the stage option
+    // names, none by default.
+    {"fxmlir-widen-cpu-products", AfterAutodiff, AfterAutodiff},
     // Opt-in (the eager_random option): after the fusions that create the
     // random ops it marks.
     {"fxmlir-eager-random", 0},
@@ -66,6 +70,7 @@ constexpr PipelineEntry kPipeline[] = {
 };
 
 constexpr llvm::StringLiteral kOutline = "fxmlir-outline-jit-regions";
+constexpr llvm::StringLiteral kWiden = "fxmlir-widen-cpu-products";
 
 /// What a stage pipeline runs besides its default passes.
 struct StageOptions : mlir::PassPipelineOptions<StageOptions> {
@@ -82,6 +87,11 @@ struct StageOptions : mlir::PassPipelineOptions<StageOptions> {
       *this, "region-device-types",
       llvm::cl::desc("The device types fxmlir-outline-jit-regions outlines "
                      "on (cpu when none is given)")};
+  ListOption<std::string> widenedProductTypes{
+      *this, "widen-product-dtypes",
+      llvm::cl::desc("The 16-bit types (bf16, f16) whose CPU products "
+                     "fxmlir-widen-cpu-products computes in float32 (none "
+                     "when none is given)")};
   Option<bool> regionVerdicts{
       *this, "region-verdicts",
       llvm::cl::desc("fxmlir-outline-jit-regions marks each op it leaves "
@@ -159,6 +169,8 @@ buildStagePipeline(mlir::OpPassManager &pm, unsigned stage,
               (devices.empty() ? std::string("cpu") : devices) +
               (options.regionVerdicts ? " explain=true" : "") + "}";
     }
+    if (pass == kWiden && !options.widenedProductTypes.empty())
+      pass += "{dtypes=" + llvm::join(options.widenedProductTypes, ",") + "}";
     if (mlir::failed(mlir::parsePassPipeline(pass, pm)))
       return errorHandler("cannot add pass '" + pass + "'");
   }
@@ -238,7 +250,8 @@ std::string fxmlir::stagePipeline(const std::string &stage,
   for (auto [key, names] :
        {std::pair{"only", &choice.only}, std::pair{"add", &choice.add},
         std::pair{"remove", &choice.remove},
-        std::pair{"region-device-types", &choice.regionDeviceTypes}})
+        std::pair{"region-device-types", &choice.regionDeviceTypes},
+        std::pair{"widen-product-dtypes", &choice.widenedProductTypes}})
     if (!names->empty())
       options.push_back(std::string(key) + "=" + llvm::join(*names, ","));
   if (choice.regionVerdicts)

@@ -45,13 +45,15 @@ stagePasses(const std::string &stage, const std::vector<std::string> &only,
             const std::vector<std::string> &remove);
 
 /// What a stage's pipeline runs besides, or instead of, its default passes:
-/// stagePasses' lists, and the device types JIT regions are outlined on
-/// (CPU tensors' when empty).
+/// stagePasses' lists, the device types JIT regions are outlined on (CPU
+/// tensors' when empty), and the 16-bit types whose CPU products
+/// fxmlir-widen-cpu-products widens (none when empty).
 struct StageChoice {
   std::vector<std::string> only;
   std::vector<std::string> add;
   std::vector<std::string> remove;
   std::vector<std::string> regionDeviceTypes;
+  std::vector<std::string> widenedProductTypes;
   /// fxmlir-outline-jit-regions marks each op it leaves out with why
   /// (fxmlir explain).
   bool regionVerdicts = false;

@@ -1,0 +1,80 @@
+// RUN: fxmlir-opt %s --pass-pipeline="builtin.module(func.func(fxmlir-widen-cpu-products{dtypes=bf16,f16}))" --split-input-file | FileCheck %s
+// RUN: fxmlir-opt %s --pass-pipeline="builtin.module(func.func(fxmlir-widen-cpu-products{dtypes=f16}))" --split-input-file | FileCheck %s --check-prefix=F16
+// RUN: fxmlir-opt %s --fxmlir-widen-cpu-products --split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: fxmlir-opt %s --pass-pipeline="builtin.module(fxmlir-forward{widen-product-dtypes=bf16 remove=fxmlir-outline-jit-regions})" --split-input-file | FileCheck %s --check-prefix=STAGE
+// RUN: fxmlir-opt %s --pass-pipeline="builtin.module(fxmlir-before-autodiff{widen-product-dtypes=bf16})" --split-input-file | FileCheck %s --check-prefix=BEFORE
+// RUN: not fxmlir-opt %s --pass-pipeline="builtin.module(func.func(fxmlir-widen-cpu-products{dtypes=f8}))" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+
+!x = tensor<256x512xbf16, #fxmlir.device<"cpu">>
+!wt = tensor<512x1376xbf16, #fxmlir.device<"cpu">>
+!y = tensor<256x1376xbf16, #fxmlir.device<"cpu">>
+!b = tensor<1376xbf16, #fxmlir.device<"cpu">>
+
+// A layer's product and, reading the same input, another: each operand is
+// cast once, the products are float32, their results cast back.
+// CHECK-LABEL: func.func @mm_bf16
+// CHECK-DAG: %[[X:.*]] = fxmlir.aten._to_copy %arg0 {dtype = f32, non_blocking = false} : (tensor<256x512xbf16, {{.*}}>) -> tensor<256x512xf32, {{.*}}>
+// CHECK-DAG: %[[W:.*]] = fxmlir.aten._to_copy %arg1 {dtype = f32, non_blocking = false} : (tensor<512x1376xbf16, {{.*}}>) -> tensor<512x1376xf32, {{.*}}>
+// CHECK-DAG: %[[B:.*]] = fxmlir.aten._to_copy %arg2 {dtype = f32, non_blocking = false}
+// CHECK: %[[P:.*]] = fxmlir.aten.mm %[[X]], %[[W]] : (tensor<256x512xf32, {{.*}}>, tensor<512x1376xf32, {{.*}}>) -> tensor<256x1376xf32, {{.*}}>
+// CHECK: %[[R:.*]] = fxmlir.aten._to_copy %[[P]] {dtype = bf16, non_blocking = false} : (tensor<256x1376xf32, {{.*}}>) -> tensor<256x1376xbf16, {{.*}}>
+// CHECK: %[[Q:.*]] = fxmlir.aten.addmm %[[B]], %[[X]], %[[W]] {alpha = 1 : i64, beta = 1 : i64} : {{.*}} -> tensor<256x1376xf32, {{.*}}>
+// CHECK: %[[S:.*]] = fxmlir.aten._to_copy %[[Q]] {dtype = bf16, non_blocking = false}
+// CHECK-NOT: fxmlir.aten._to_copy
+// CHECK: return %[[R]], %[[S]]
+// The f16 pass leaves bf16 alone.
+// F16-LABEL: func.func @mm_bf16
+// F16-NOT: _to_copy
+// F16: return
+// Without dtypes the pass changes nothing.
+// NONE-LABEL: func.func @mm_bf16
+// NONE-NOT: _to_copy
+// NONE: return
+// The stage pipelines run it after autodiff with the machine's types,
+// never before autodiff.
+// STAGE-LABEL: func.func @mm_bf16
+// STAGE: fxmlir.aten.mm {{.*}} -> tensor<256x1376xf32, {{.*}}>
+// BEFORE-LABEL: func.func @mm_bf16
+// BEFORE-NOT: _to_copy
+// BEFORE: return
+// BAD: fxmlir-widen-cpu-products: unknown dtype 'f8'; accepted values: bf16, f16
+func.func @mm_bf16(%x: !x, %wt: !wt, %b: !b) -> (!y, !y) {
+  %0 = fxmlir.aten.mm %x, %wt : (!x, !wt) -> !y
+  %1 = fxmlir.aten.addmm %b, %x, %wt {alpha = 1 : i64, beta = 1 : i64} : (!b, !x, !wt) -> !y
+  return %0, %1 : !y, !y
+}
+
+// -----
+
+!q = tensor<16x128x64xf16, #fxmlir.device<"cpu">>
+!k = tensor<16x64x128xf16, #fxmlir.device<"cpu">>
+!s = tensor<16x128x128xf16, #fxmlir.device<"cpu">>
+
+// A batched product in f16.
+// CHECK-LABEL: func.func @bmm_f16
+// CHECK: fxmlir.aten.bmm {{.*}} -> tensor<16x128x128xf32, {{.*}}>
+// CHECK: fxmlir.aten._to_copy {{.*}} {dtype = f16, non_blocking = false}
+// F16-LABEL: func.func @bmm_f16
+// F16: fxmlir.aten.bmm {{.*}} -> tensor<16x128x128xf32, {{.*}}>
+func.func @bmm_f16(%q: !q, %k: !k) -> !s {
+  %0 = fxmlir.aten.bmm %q, %k : (!q, !k) -> !s
+  return %0 : !s
+}
+
+// -----
+
+!x = tensor<256x512xf32, #fxmlir.device<"cpu">>
+!w = tensor<512x512xf32, #fxmlir.device<"cpu">>
+!xc = tensor<256x512xbf16, #fxmlir.device<"cuda:0">>
+!wc = tensor<512x512xbf16, #fxmlir.device<"cuda:0">>
+
+// Float32 products, and 16-bit products on a GPU (cuBLAS has the GEMM),
+// are left alone.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: _to_copy
+// CHECK: return
+func.func @left_alone(%x: !x, %w: !w, %xc: !xc, %wc: !wc) -> (!x, !xc) {
+  %0 = fxmlir.aten.mm %x, %w : (!x, !w) -> !x
+  %1 = fxmlir.aten.mm %xc, %wc : (!xc, !wc) -> !xc
+  return %0, %1 : !x, !xc
+}
