@@ -33,6 +33,15 @@ Type elementType(MLIRContext *context, llvm::StringRef name) {
   return {};
 }
 
+/// A location for an op the pass creates next to the op at `loc`: fused,
+/// so that the exporter makes a node of its own rather than taking the
+/// original's (whose values have the 16-bit type).
+Location widenedLoc(Location loc) {
+  MLIRContext *context = loc.getContext();
+  return FusedLoc::get(context, {loc},
+                       StringAttr::get(context, "fxmlir-widen-cpu-products"));
+}
+
 /// `type` with element type `element`.
 RankedTensorType withElement(Type type, Type element) {
   auto tensor = cast<RankedTensorType>(type);
@@ -74,7 +83,7 @@ struct WidenCpuProductsPass
         return it->second;
       OpBuilder::InsertionGuard guard(builder);
       builder.setInsertionPointAfterValue(value);
-      it->second = castTo(builder, value.getLoc(), value, f32);
+      it->second = castTo(builder, widenedLoc(value.getLoc()), value, f32);
       return it->second;
     };
     for (Operation *op : products) {
@@ -82,11 +91,12 @@ struct WidenCpuProductsPass
           llvm::map_to_vector(op->getOperands(), widen);
       Type narrowType = op->getResult(0).getType();
       builder.setInsertionPoint(op);
-      OperationState state(op->getLoc(), op->getName(), operands,
+      Location loc = widenedLoc(op->getLoc());
+      OperationState state(loc, op->getName(), operands,
                            {withElement(narrowType, f32)}, op->getAttrs());
       Operation *wideOp = builder.create(state);
       Value result =
-          castTo(builder, op->getLoc(), wideOp->getResult(0),
+          castTo(builder, loc, wideOp->getResult(0),
                cast<RankedTensorType>(narrowType).getElementType());
       op->getResult(0).replaceAllUsesWith(result);
       op->erase();
