@@ -97,7 +97,7 @@ struct WidenCpuProductsPass
       Operation *wideOp = builder.create(state);
       Value result =
           castTo(builder, loc, wideOp->getResult(0),
-               cast<RankedTensorType>(narrowType).getElementType());
+                 cast<RankedTensorType>(narrowType).getElementType());
       op->getResult(0).replaceAllUsesWith(result);
       op->erase();
     }
