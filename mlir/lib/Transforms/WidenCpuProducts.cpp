@@ -75,22 +75,21 @@ struct WidenCpuProductsPass
     });
     Type f32 = Float32Type::get(context);
     OpBuilder builder(context);
-    // Each value's float32 cast, made once, just after the value.
-    llvm::DenseMap<Value, Value> wide;
-    auto widen = [&](Value value) -> Value {
-      auto [it, inserted] = wide.try_emplace(value);
-      if (!inserted)
-        return it->second;
-      OpBuilder::InsertionGuard guard(builder);
-      builder.setInsertionPointAfterValue(value);
-      it->second = castTo(builder, widenedLoc(value.getLoc()), value, f32);
-      return it->second;
-    };
+    // Each value's float32 cast, made once a block, just before the first
+    // product that reads it: the copy lives from there to its last product
+    // (a saved activation's, cast at the backward graph's start, would live
+    // through the whole graph beside its 16-bit self).
+    llvm::DenseMap<std::pair<Value, Block *>, Value> wide;
     for (Operation *op : products) {
-      llvm::SmallVector<Value> operands =
-          llvm::map_to_vector(op->getOperands(), widen);
-      Type narrowType = op->getResult(0).getType();
       builder.setInsertionPoint(op);
+      llvm::SmallVector<Value> operands =
+          llvm::map_to_vector(op->getOperands(), [&](Value value) {
+            Value &cast = wide[{value, op->getBlock()}];
+            if (!cast)
+              cast = castTo(builder, widenedLoc(value.getLoc()), value, f32);
+            return cast;
+          });
+      Type narrowType = op->getResult(0).getType();
       Location loc = widenedLoc(op->getLoc());
       OperationState state(loc, op->getName(), operands,
                            {withElement(narrowType, f32)}, op->getAttrs());

@@ -11,14 +11,16 @@
 !b = tensor<1376xbf16, #fxmlir.device<"cpu">>
 
 // A layer's product and, reading the same input, another: each operand is
-// cast once, the products are float32, their results cast back.
+// cast once, just before the first product that reads it (not where the
+// value is made: a float32 copy lives only from its first product to its
+// last); the products are float32, their results cast back.
 // CHECK-LABEL: func.func @mm_bf16
-// CHECK-DAG: %[[X:.*]] = fxmlir.aten._to_copy %arg0 {dtype = f32, non_blocking = false} : (tensor<256x512xbf16, {{.*}}>) -> tensor<256x512xf32, {{.*}}>
-// CHECK-DAG: %[[W:.*]] = fxmlir.aten._to_copy %arg1 {dtype = f32, non_blocking = false} : (tensor<512x1376xbf16, {{.*}}>) -> tensor<512x1376xf32, {{.*}}>
-// CHECK-DAG: %[[B:.*]] = fxmlir.aten._to_copy %arg2 {dtype = f32, non_blocking = false}
-// CHECK: %[[P:.*]] = fxmlir.aten.mm %[[X]], %[[W]] : (tensor<256x512xf32, {{.*}}>, tensor<512x1376xf32, {{.*}}>) -> tensor<256x1376xf32, {{.*}}>
-// CHECK: %[[R:.*]] = fxmlir.aten._to_copy %[[P]] {dtype = bf16, non_blocking = false} : (tensor<256x1376xf32, {{.*}}>) -> tensor<256x1376xbf16, {{.*}}>
-// CHECK: %[[Q:.*]] = fxmlir.aten.addmm %[[B]], %[[X]], %[[W]] {alpha = 1 : i64, beta = 1 : i64} : {{.*}} -> tensor<256x1376xf32, {{.*}}>
+// CHECK-NEXT: %[[X:.*]] = fxmlir.aten._to_copy %arg0 {dtype = f32, non_blocking = false} : (tensor<256x512xbf16, {{.*}}>) -> tensor<256x512xf32, {{.*}}>
+// CHECK-NEXT: %[[W:.*]] = fxmlir.aten._to_copy %arg1 {dtype = f32, non_blocking = false} : (tensor<512x1376xbf16, {{.*}}>) -> tensor<512x1376xf32, {{.*}}>
+// CHECK-NEXT: %[[P:.*]] = fxmlir.aten.mm %[[X]], %[[W]] : (tensor<256x512xf32, {{.*}}>, tensor<512x1376xf32, {{.*}}>) -> tensor<256x1376xf32, {{.*}}>
+// CHECK-NEXT: %[[R:.*]] = fxmlir.aten._to_copy %[[P]] {dtype = bf16, non_blocking = false} : (tensor<256x1376xf32, {{.*}}>) -> tensor<256x1376xbf16, {{.*}}>
+// CHECK-NEXT: %[[B:.*]] = fxmlir.aten._to_copy %arg2 {dtype = f32, non_blocking = false}
+// CHECK-NEXT: %[[Q:.*]] = fxmlir.aten.addmm %[[B]], %[[X]], %[[W]] {alpha = 1 : i64, beta = 1 : i64} : {{.*}} -> tensor<256x1376xf32, {{.*}}>
 // CHECK: %[[S:.*]] = fxmlir.aten._to_copy %[[Q]] {dtype = bf16, non_blocking = false}
 // CHECK-NOT: fxmlir.aten._to_copy
 // CHECK: return %[[R]], %[[S]]
