@@ -86,6 +86,7 @@ void fxmlir::buildJitCpuPipeline(OpPassManager &pm) {
   // What LLVM has no intrinsic for (f64 tanh, erf) calls libm.
   pm.addPass(createConvertMathToLibmPass());
   addScalarCodeToLLVM(pm);
+  pm.addPass(createStoreHalfAsBits());
 }
 
 void fxmlir::buildJitCudaPipeline(OpPassManager &pm,

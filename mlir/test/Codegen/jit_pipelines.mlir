@@ -43,6 +43,10 @@
 // CPU-LABEL: llvm.func @activations(
 // CPU: llvm.return
 // CPU-LABEL: llvm.func @select(
+// bf16 results are stored as their bits (fxmlir-store-half-bits).
+// CPU-NOT: llvm.store {{.*}} : bf16
+// CPU: llvm.store {{.*}} : i16
+// CPU-NOT: llvm.store {{.*}} : bf16
 // CPU: llvm.return
 // CPU-LABEL: llvm.func @reductions(
 // CPU: llvm.return
