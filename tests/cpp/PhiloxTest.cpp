@@ -4,7 +4,7 @@
 // draws (csrc/kernels/cpu/RandomMask.cpp, with the AVX2 path of
 // PhiloxAvx2.cpp where this CPU takes it) against a scalar loop over
 // philox4x32: the same bits for any range, threshold and counter, counters
-// past 2^32 blocks included.
+// past 2^32 blocks included; and the unpacking of a packed mask into flags.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +19,7 @@
 using namespace fxmlir::kernels;
 using fxmlir::kernels::cpu::drawKeepBytes;
 using fxmlir::kernels::cpu::randomMask;
+using fxmlir::kernels::cpu::unpackKeep;
 
 namespace {
 
@@ -72,6 +73,21 @@ TEST(Philox, PackedKeepBytesAreScalarPhilox) {
             ASSERT_EQ(flags[8 * b + j], (expected >> j) & 1u);
         }
       }
+}
+
+TEST(Philox, UnpackKeepGivesEachBitItsByte) {
+  // Every byte value, and a run long enough for any unrolled loop's tail.
+  std::vector<uint8_t> bytes(256 + 5);
+  for (size_t b = 0; b < bytes.size(); ++b)
+    bytes[b] = static_cast<uint8_t>(b * 37 + 11);
+  for (int b = 0; b < 256; ++b)
+    bytes[b] = static_cast<uint8_t>(b);
+  std::vector<uint8_t> flags(8 * bytes.size(), 0xaa);
+  unpackKeep(bytes.data(), static_cast<int64_t>(bytes.size()), flags.data());
+  for (size_t b = 0; b < bytes.size(); ++b)
+    for (int j = 0; j < 8; ++j)
+      ASSERT_EQ(flags[8 * b + j], (bytes[b] >> j) & 1u)
+          << "byte " << b << " (" << int(bytes[b]) << "), bit " << j;
 }
 
 TEST(Philox, RandomMaskIsScalarPhilox) {
