@@ -75,6 +75,8 @@ FXMLIR_HOST_DEVICE float erfGivenExp(float x, float expNegSquare) {
 #endif
 }
 
+#include "RationalFits.inc"
+
 /// x P(x^2) / Q(x^2), x held in [-clamp, clamp], with P's and Q's
 /// coefficients lowest degree first: the form of erfAcc and tanhAcc on the
 /// host. Horner's scheme: Estrin's (as in expAcc) ran no faster in the GELU
@@ -94,41 +96,23 @@ FXMLIR_HOST_DEVICE float oddRational(float x, float clamp,
   return held * numerator / denominator;
 }
 
-/// On the host a rational function, not erfGivenExp's exponential: 1.5x
-/// faster in the GELU kernel (2048 x 1024 floats, one AMD EPYC thread with
-/// AVX2). Coefficients from tools/fit_rational.py: relative error 5.5e-8 in
-/// exact arithmetic, 3.7e-7 evaluated in float; beyond 3.92 erf is 1 to
-/// within 1.5e-8.
+/// On the host a rational function (its fit and error: RationalFits.inc),
+/// not erfGivenExp's exponential: 1.5x faster in the GELU kernel (2048 x
+/// 1024 floats, one AMD EPYC thread with AVX2).
 FXMLIR_HOST_DEVICE float erfAcc(float x) {
 #if defined(__CUDA_ARCH__)
   return erff(x);
 #else
-  constexpr float kP[] = {1.1283791065216064f,    0.1999441236257553f,
-                          0.05057657137513161f,   0.003702529240399599f,
-                          0.0001418727042619139f, -1.957937683982891e-06f,
-                          1.992385456617285e-08f};
-  constexpr float kQ[] = {1.0f, 0.5105275511741638f, 0.11500702053308487f,
-                          0.01435520313680172f, 0.000956258038058877f};
-  return oddRational(x, 3.92f, kP, kQ);
+  return oddRational(x, kErfClamp, kErfP, kErfQ);
 #endif
 }
 
-/// On the host a rational function (tools/fit_rational.py): relative error
-/// 5.2e-8 in exact arithmetic, 3.2e-7 evaluated in float; beyond 7.9, tanh
-/// is 1 to within 2.7e-7.
+/// On the host a rational function (its fit and error: RationalFits.inc).
 FXMLIR_HOST_DEVICE float tanhAcc(float x) {
 #if defined(__CUDA_ARCH__)
   return tanhf(x);
 #else
-  constexpr float kP[] = {1.0f,
-                          0.13025064766407013f,
-                          0.003036000533029437f,
-                          1.0360112355556339e-05f,
-                          -1.6274798397830637e-08f,
-                          2.7994717655133172e-11f};
-  constexpr float kQ[] = {1.0f, 0.46358394622802734f, 0.024230703711509705f,
-                          0.00024427991593256593f};
-  return oddRational(x, 7.9f, kP, kQ);
+  return oddRational(x, kTanhClamp, kTanhP, kTanhQ);
 #endif
 }
 
