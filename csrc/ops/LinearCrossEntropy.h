@@ -113,41 +113,48 @@ inline int64_t blockColumns(int64_t rows, int64_t classes, bool onCpu) {
   return std::min(classes, std::max(columns, minColumns));
 }
 
-/// Rows [begin, begin + size) of the weight in x's dtype (a float32 weight's
-/// block cast; the weight's own rows otherwise).
-inline at::Tensor weightRows(const at::Tensor &weight, const at::Tensor &x,
+/// Rows [begin, begin + size) of the weight as the products read them: in
+/// x's dtype (a float32 weight's block cast; the weight's own rows
+/// otherwise), then as a product operand (WideProducts.h).
+inline at::Tensor weightRows(const at::Tensor &weight, at::ScalarType dtype,
                              int64_t begin, int64_t size) {
-  return weight.narrow(0, begin, size).to(x.scalar_type());
+  return productOperand(weight.narrow(0, begin, size).to(dtype));
 }
 
 /// The logits of columns [begin, begin + size), in x's dtype: a view of
-/// `logits` when given (read only), else computed from x.
-inline at::Tensor blockLogits(const at::Tensor &x, const at::Tensor &weight,
+/// `logits` when given (read only), else computed from `xOperand` (x's rows
+/// as a product operand).
+inline at::Tensor blockLogits(const at::Tensor &xOperand, at::ScalarType dtype,
+                              const at::Tensor &weight,
                               const std::optional<at::Tensor> &bias,
                               const std::optional<at::Tensor> &logits,
                               int64_t begin, int64_t size) {
   if (logits)
     return logits->narrow(1, begin, size);
-  at::Tensor w = weightRows(weight, x, begin, size).t();
-  return bias ? product(x, w, bias->narrow(0, begin, size)) : product(x, w);
+  at::Tensor w = weightRows(weight, dtype, begin, size).t();
+  return bias ? product(xOperand, w, dtype, bias->narrow(0, begin, size))
+              : product(xOperand, w, dtype);
 }
 
-/// x @ weight^T (+ bias), in x's dtype: one product, or a block of columns
-/// at a time where the weight is cast (no cast of the whole weight).
-inline at::Tensor allLogits(const at::Tensor &x, const at::Tensor &weight,
+/// x @ weight^T (+ bias), in x's dtype: one product where the weight is read
+/// as it is, else a block of columns at a time (no cast of the whole weight,
+/// to x's dtype or to float32 for widened products).
+inline at::Tensor allLogits(const at::Tensor &x, const at::Tensor &xOperand,
+                            const at::Tensor &weight,
                             const std::optional<at::Tensor> &bias, int64_t block) {
-  if (weight.scalar_type() == x.scalar_type())
-    return product(x, weight.t(), bias);
+  at::ScalarType dtype = x.scalar_type();
+  if (weight.scalar_type() == dtype && !widensProducts(x))
+    return product(x, weight.t(), dtype, bias);
   int64_t classes = weight.size(0);
   at::Tensor logits = at::empty({x.size(0), classes}, x.options());
   for (int64_t begin = 0; begin < classes; begin += block) {
     int64_t size = std::min(block, classes - begin);
     at::Tensor out = logits.narrow(1, begin, size);
-    at::Tensor w = weightRows(weight, x, begin, size).t();
+    at::Tensor w = weightRows(weight, dtype, begin, size).t();
     if (bias)
-      productInto(out, x, w, bias->narrow(0, begin, size));
+      productInto(out, xOperand, w, dtype, bias->narrow(0, begin, size));
     else
-      productInto(out, x, w);
+      productInto(out, xOperand, w, dtype);
   }
   return logits;
 }
@@ -230,16 +237,18 @@ fusedLinearCrossEntropy(const at::Tensor &x, const at::Tensor &weight,
     int64_t block = ll::blockColumns(rows, classes, D == Device::CPU);
     // Returned logits are computed once and read by the blocks below;
     // otherwise each block computes its own.
+    at::Tensor xOperand = productOperand(rowsX);
     std::optional<at::Tensor> logits;
     if (returnLogits)
-      logits = ll::allLogits(rowsX, weight, bias, block);
+      logits = ll::allLogits(rowsX, xOperand, weight, bias, block);
     // The rows' log-sum-exp, online over blocks: running max and sum.
     at::Tensor max =
         at::full({rows}, -std::numeric_limits<float>::infinity(), floats);
     at::Tensor sum = at::zeros({rows}, floats);
     for (int64_t begin = 0; begin < classes; begin += block) {
       int64_t size = std::min(block, classes - begin);
-      at::Tensor z = ll::blockLogits(rowsX, weight, bias, logits, begin, size);
+      at::Tensor z = ll::blockLogits(xOperand, x.scalar_type(), weight, bias,
+                                     logits, begin, size);
       // One kernel reads the block once (the ATen ops took five passes).
       Launcher<D>::logSumExpBlock(ll::unitColumns(z), max, sum);
     }
@@ -303,20 +312,22 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fusedLinearCrossEntropyGrad(
     bool onePass = !bias && !rowsGradLogits;
     at::Tensor flatScale = rowScale.squeeze(1).contiguous();
     at::Tensor flatTarget = safeTarget.squeeze(1).contiguous();
+    at::ScalarType dtype = x.scalar_type();
+    at::Tensor xOperand = productOperand(rowsX);
     for (int64_t begin = 0; begin < classes; begin += block) {
       int64_t size = std::min(block, classes - begin);
-      at::Tensor w = ll::weightRows(weight, rowsX, begin, size);
+      at::Tensor w = ll::weightRows(weight, dtype, begin, size);
       at::Tensor g, p;
       if (onePass) {
         at::Tensor z = rowsLogits ? ll::unitColumns(
                                         rowsLogits->narrow(1, begin, size))
-                                  : product(rowsX, w.t());
+                                  : product(xOperand, w.t(), dtype);
         g = at::empty({rows, size}, x.options());
         Launcher<D>::softmaxGradBlock(z, lse, flatScale, flatTarget, begin, g);
       } else {
-        at::Tensor z =
-            ll::blockLogits(rowsX, weight, bias, rowsLogits, begin, size)
-                .to(at::kFloat);
+        at::Tensor z = ll::blockLogits(xOperand, dtype, weight, bias,
+                                       rowsLogits, begin, size)
+                           .to(at::kFloat);
         // The softmax, in one new block (z may be a view of the logits),
         // scaled, less the scale at each target in the block (ignored rows
         // have a scale of 0).
@@ -327,19 +338,22 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fusedLinearCrossEntropyGrad(
                        at::where(column.eq(local), negRowScale, 0));
         if (rowsGradLogits)
           p.add_(rowsGradLogits->narrow(1, begin, size));
-        g = p.to(x.scalar_type());
+        g = p.to(dtype);
       }
-      at::Tensor gradWeightRows = gradWeight.narrow(0, begin, size);
-      if (gradWeight.scalar_type() == g.scalar_type())
-        productInto(gradWeightRows, g.t(), rowsX);
-      else // a float32 weight's: the block's product, as autocast's, cast
-        gradWeightRows.copy_(product(g.t(), rowsX));
-      if (bias)
-        gradBias.narrow(0, begin, size).copy_(p.sum(0));
-      if (x.scalar_type() == at::kFloat)
+      at::Tensor gOperand = productOperand(g);
+      if (dtype == at::kFloat)
         gradX.addmm_(g, w);
       else
-        gradX.add_(product(g, w));
+        gradX.add_(product(gOperand, w, dtype));
+      // Its float32 block (where products widen) is not held through the
+      // gradient rows' product.
+      w.reset();
+      // A float32 weight's gradient rows take the block's 16-bit product, as
+      // autocast's cast of it.
+      at::Tensor gradWeightRows = gradWeight.narrow(0, begin, size);
+      productInto(gradWeightRows, gOperand.t(), xOperand, dtype);
+      if (bias)
+        gradBias.narrow(0, begin, size).copy_(p.sum(0));
     }
     return {gradX.to(x.scalar_type()).view(x.sizes()), gradWeight, gradBias};
   }

@@ -4,7 +4,8 @@
 // for a 16-bit float type: where oneDNN lacks it (x86 without AVX-512),
 // ATen's fallback is ~50x slower than its float32 GEMM, so such a product
 // is a float32 GEMM of the operands' casts, rounded once to their type, as
-// a 16-bit GEMM sums exact products in float32 and rounds once. The graph's
+// a 16-bit GEMM sums exact products in float32 and rounds once; an operand
+// that several products read is cast once (productOperand). The graph's
 // own products get the same treatment from fxmlir-widen-cpu-products, which
 // python/fxmlir/cpu_products.py turns on by the same ATen query.
 //
@@ -50,27 +51,40 @@ inline bool widensProducts(const at::Tensor &t) {
   }
 }
 
-/// bias + a @ b (a @ b without a bias), in a's dtype.
-inline at::Tensor product(const at::Tensor &a, const at::Tensor &b,
-                          const std::optional<at::Tensor> &bias = std::nullopt) {
-  if (!widensProducts(a))
-    return bias ? at::addmm(*bias, a, b) : at::mm(a, b);
-  at::Tensor wa = a.to(at::kFloat), wb = b.to(at::kFloat);
-  at::Tensor wide =
-      bias ? at::addmm(bias->to(at::kFloat), wa, wb) : at::mm(wa, wb);
-  return wide.to(a.scalar_type());
+/// `t` as products read it: its float32 cast where products of its dtype
+/// widen, else itself. Cast once, an operand serves every product that
+/// reads it (the fused loss's x in each block, a block's weight in two).
+inline at::Tensor productOperand(const at::Tensor &t) {
+  return widensProducts(t) ? t.to(at::kFloat) : t;
 }
 
-/// out = bias + a @ b (a @ b without a bias); `out` has a's dtype.
+/// out = bias + a @ b (a @ b without a bias) for operands from
+/// productOperand, rounded once to `dtype` (the product's type) as its GEMM
+/// rounds; `out` is of `dtype` or wider (a float32 weight's gradient takes
+/// its 16-bit product).
 inline void productInto(at::Tensor &out, const at::Tensor &a,
-                        const at::Tensor &b,
+                        const at::Tensor &b, at::ScalarType dtype,
                         const std::optional<at::Tensor> &bias = std::nullopt) {
-  if (widensProducts(a))
-    out.copy_(product(a, b, bias));
-  else if (bias)
-    at::addmm_out(out, *bias, a, b);
+  if (a.scalar_type() != out.scalar_type()) {
+    out.copy_(bias ? at::addmm(bias->to(a.scalar_type()), a, b)
+                   : at::mm(a, b));
+    return;
+  }
+  if (bias)
+    at::addmm_out(out, bias->to(a.scalar_type()), a, b);
   else
     at::mm_out(out, a, b);
+  if (dtype != out.scalar_type()) // widened: the 16-bit product's rounding
+    out.copy_(out.to(dtype));
+}
+
+/// The same into a new tensor of `dtype`.
+inline at::Tensor product(const at::Tensor &a, const at::Tensor &b,
+                          at::ScalarType dtype,
+                          const std::optional<at::Tensor> &bias = std::nullopt) {
+  at::Tensor wide = bias ? at::addmm(bias->to(a.scalar_type()), a, b)
+                         : at::mm(a, b);
+  return wide.to(dtype);
 }
 
 } // namespace fxmlir::ops
