@@ -3,7 +3,12 @@
 // Philox4x32-10 (../common/Philox.h) for 8 blocks at once, one block per
 // 32-bit lane; two such groups go through the rounds together, because one
 // group's rounds are a chain of dependent multiplies that leaves the
-// vector units idle (1.8 ms against 2.1 for one group at a time).
+// vector units idle (1.8 ms against 2.1 for one group at a time). The
+// round keys are broadcast once per call, and a product's low words come
+// from one 32-bit multiply (vpmulld: one instruction on Zen 3) instead of a
+// shift and a blend of the widening ones: 2M keep flags in 1.33-1.36 ms
+// against 1.48-1.92 (medians of four runs each, one AMD EPYC thread, a C++
+// loop over drawKeepBytes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,13 +46,14 @@ bool cpuTakesAvx2Draws() {
 }
 
 /// The high and low words of the 8 products c * m (32 x 32 -> 64 bits):
-/// even lanes from one multiply, odd lanes from another.
+/// the high words from two widening multiplies (even lanes, odd lanes), the
+/// low ones from one 32-bit multiply.
 FXMLIR_AVX2_INLINE void multiplyWide(__m256i c, __m256i m, __m256i &high,
                                      __m256i &low) {
   __m256i even = _mm256_mul_epu32(c, m);
   __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(c, 32), m);
   high = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xaa);
-  low = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xaa);
+  low = _mm256_mullo_epi32(c, m);
 }
 
 /// Counters firstBlock + k (k = 0..7) as Philox's first two words; the
@@ -66,25 +72,38 @@ FXMLIR_AVX2_INLINE Blocks8 counters(uint64_t firstBlock) {
   return {low, high, _mm256_setzero_si256(), _mm256_setzero_si256()};
 }
 
-FXMLIR_AVX2_INLINE void philoxRounds(Blocks8 (&groups)[kGroups], uint64_t key) {
-  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
-  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
+/// Philox's 10 round keys, each word broadcast.
+struct RoundKeys {
+  __m256i k0[10], k1[10];
+};
+
+FXMLIR_AVX2_INLINE RoundKeys roundKeys(uint64_t key) {
+  RoundKeys keys;
   uint32_t k0 = static_cast<uint32_t>(key);
   uint32_t k1 = static_cast<uint32_t>(key >> 32);
   for (int round = 0; round < 10; ++round) {
-    __m256i key0 = _mm256_set1_epi32(static_cast<int>(k0));
-    __m256i key1 = _mm256_set1_epi32(static_cast<int>(k1));
+    keys.k0[round] = _mm256_set1_epi32(static_cast<int>(k0));
+    keys.k1[round] = _mm256_set1_epi32(static_cast<int>(k1));
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return keys;
+}
+
+FXMLIR_AVX2_INLINE void philoxRounds(Blocks8 (&groups)[kGroups],
+                                     const RoundKeys &keys) {
+  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
+  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
+  for (int round = 0; round < 10; ++round) {
     for (Blocks8 &b : groups) {
       __m256i high0, low0, high1, low1;
       multiplyWide(b.w0, m0, high0, low0);
       multiplyWide(b.w2, m1, high1, low1);
-      b.w0 = _mm256_xor_si256(_mm256_xor_si256(high1, b.w1), key0);
-      b.w2 = _mm256_xor_si256(_mm256_xor_si256(high0, b.w3), key1);
+      b.w0 = _mm256_xor_si256(_mm256_xor_si256(high1, b.w1), keys.k0[round]);
+      b.w2 = _mm256_xor_si256(_mm256_xor_si256(high0, b.w3), keys.k1[round]);
       b.w1 = low1;
       b.w3 = low0;
     }
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
   }
 }
 
@@ -115,13 +134,14 @@ FXMLIR_AVX2_INLINE int64_t drawBlocks(int64_t firstBlock, int64_t blocks,
                                       uint32_t threshold, uint64_t seed,
                                       Store store) {
   const __m256i below = _mm256_set1_epi32(static_cast<int>(threshold) - 1);
+  const RoundKeys keys = roundKeys(seed);
   constexpr int64_t kBlocksPerGroup = 8;
   int64_t b = 0;
   for (; b + kGroups * kBlocksPerGroup <= blocks; b += kGroups * kBlocksPerGroup) {
     Blocks8 groups[kGroups];
     for (int g = 0; g < kGroups; ++g)
       groups[g] = counters(static_cast<uint64_t>(firstBlock + b + g * kBlocksPerGroup));
-    philoxRounds(groups, seed);
+    philoxRounds(groups, keys);
     for (int g = 0; g < kGroups; ++g)
       store(b + g * kBlocksPerGroup, keepBytes8(groups[g], below));
   }
