@@ -51,15 +51,30 @@ def _step(model: nn.Module, fn, x: torch.Tensor, dtype: torch.dtype):
     return y, [p.grad for p in model.parameters()]
 
 
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-@pytest.mark.parametrize("widened", [True, False])
-def test_autocast_step_matches_eager(tmp_path, monkeypatch, dtype, widened):
+class CausalAttention(nn.Module):
+    """Causal self-attention through SDPA (flash attention's CPU kernels),
+    4 heads of 32."""
+
+    def __init__(self, hidden: int = 128, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(hidden, 3 * hidden, bias=False)
+        self.out = nn.Linear(hidden, hidden, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+        y = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out(y.transpose(1, 2).reshape(b, t, c))
+
+
+def _step_matches_eager(model: nn.Module, x: torch.Tensor, dtype: torch.dtype, widened: bool,
+                        tmp_path, monkeypatch) -> dict[str, str]:
+    """A compiled autocast step of `model` against eager's, with this
+    machine's 16-bit products widened or not; the final MLIR of each stage."""
     name = {torch.bfloat16: "bf16", torch.float16: "f16"}[dtype]
     monkeypatch.setattr(cpu_products, "widened_dtypes", lambda: [name] if widened else [])
-    torch.manual_seed(0)
-    model = SwiGLU()
     eager = copy.deepcopy(model)
-    x = torch.randn(2, 16, 512)
     compiled = torch.compile(model, backend=fxmlir.backend(dump_dir=str(tmp_path)))
     with warnings.catch_warnings():
         warnings.simplefilter("error", FallbackWarning)  # no graph kept as it was
@@ -71,13 +86,40 @@ def test_autocast_step_matches_eager(tmp_path, monkeypatch, dtype, widened):
     for g, g_ref in zip(grads, grads_ref):
         assert g.dtype == torch.float32
         torch.testing.assert_close(g, g_ref, atol=1e-2, rtol=2e-2)
+    finals = {}
     for stage in ("forward", "backward"):
         (final,) = tmp_path.glob(f"*/graph_*/{stage}/final.mlir")
-        text = final.read_text()
-        cpu_f32 = 'f32, #fxmlir.device<"cpu">>'
-        wide = [line for line in text.splitlines()
-                if "fxmlir.aten.mm" in line and line.rstrip().endswith(cpu_f32)]
-        assert bool(wide) == widened, text
+        finals[stage] = final.read_text()
+    return finals
+
+
+def _lines_in_f32(text: str, op: str) -> list[str]:
+    """The lines of `op` with a float32 CPU tensor among its results."""
+    return [line for line in text.splitlines()
+            if op in line and 'xf32, #fxmlir.device<"cpu">>' in line.rsplit("->", 1)[-1]]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("widened", [True, False])
+def test_autocast_step_matches_eager(tmp_path, monkeypatch, dtype, widened):
+    torch.manual_seed(0)
+    finals = _step_matches_eager(SwiGLU(), torch.randn(2, 16, 512), dtype, widened, tmp_path,
+                                 monkeypatch)
+    for text in finals.values():
+        assert bool(_lines_in_f32(text, "fxmlir.aten.mm ")) == widened, text
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("widened", [True, False])
+def test_attention_backward_widened_matches_eager(tmp_path, monkeypatch, dtype, widened):
+    # Flash attention's CPU backward makes its products in the 16-bit type;
+    # widened, it runs in float32 and rounds its gradients once.
+    torch.manual_seed(0)
+    finals = _step_matches_eager(CausalAttention(), torch.randn(2, 64, 128), dtype, widened,
+                                 tmp_path, monkeypatch)
+    backward = "_scaled_dot_product_flash_attention_for_cpu_backward "
+    assert backward in finals["backward"]
+    assert bool(_lines_in_f32(finals["backward"], backward)) == widened, finals["backward"]
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
