@@ -74,9 +74,7 @@ struct WidenCpuProductsPass
       return;
     llvm::SmallVector<Operation *> widened;
     getOperation()->walk([&](Operation *op) {
-      if (isa<MmOp, BmmOp, AddmmOp,
-              UnderscoreScaledDotProductFlashAttentionForCpuBackwardOp>(op) &&
-          isWidened(op, narrow))
+      if (isWidenedKind(op) && isWidened(op, narrow))
         widened.push_back(op);
     });
     Type f32 = Float32Type::get(context);
@@ -122,6 +120,17 @@ struct WidenCpuProductsPass
   }
 
 private:
+  /// The products, and flash attention's backward without an attention
+  /// mask: a mask's float32 copy, [batch, heads, queries, keys], took a
+  /// masked model's step (T5's, bf16 autocast) 3 % above eager's peak.
+  static bool isWidenedKind(Operation *op) {
+    if (auto attention =
+            dyn_cast<UnderscoreScaledDotProductFlashAttentionForCpuBackwardOp>(
+                op))
+      return isa<NoneType>(attention.getAttnMask().getType());
+    return isa<MmOp, BmmOp, AddmmOp>(op);
+  }
+
   /// Whether `op`'s first result has one of the `narrow` element types and
   /// every operand and result of that type is a CPU tensor.
   static bool isWidened(Operation *op, llvm::ArrayRef<Type> narrow) {

@@ -86,10 +86,12 @@ func.func @left_alone(%x: !x, %w: !w, %xc: !xc, %wc: !wc) -> (!x, !xc) {
 !h = tensor<2x8x128x64xbf16, #fxmlir.device<"cpu">>
 !l = tensor<2x8x128xf32, #fxmlir.device<"cpu">>
 !hf = tensor<2x8x128x64xf32, #fxmlir.device<"cpu">>
+!m = tensor<2x8x128x128xbf16, #fxmlir.device<"cpu">>
 
 // Flash attention's backward: its bf16 operands cast (once each), the
 // float32 log-sum-exp and the absent mask passed as they are, its three
-// gradients cast back. Its forward, and a float32 backward, stay.
+// gradients cast back. Its forward, a float32 backward and a backward with a
+// mask (whose float32 copy would outgrow eager's peak) stay.
 // CHECK-LABEL: func.func @attention_backward
 // CHECK: fxmlir.aten._scaled_dot_product_flash_attention_for_cpu %arg1, %arg2, %arg3, %{{.*}} -> (tensor<2x8x128x64xbf16, {{.*}}>, tensor<2x8x128xf32, {{.*}}>)
 // CHECK-COUNT-5: fxmlir.aten._to_copy %arg{{[0-4]}} {dtype = f32, non_blocking = false}
@@ -98,15 +100,17 @@ func.func @left_alone(%x: !x, %w: !w, %xc: !xc, %wc: !wc) -> (!x, !xc) {
 // CHECK-NEXT: %[[RK:.*]] = fxmlir.aten._to_copy %[[GK]] {dtype = bf16, non_blocking = false}
 // CHECK-NEXT: %[[RV:.*]] = fxmlir.aten._to_copy %[[GV]] {dtype = bf16, non_blocking = false}
 // CHECK-NEXT: fxmlir.aten._scaled_dot_product_flash_attention_for_cpu_backward {{.*}} -> (tensor<2x8x128x64xf32, {{.*}}>, tensor<2x8x128x64xf32, {{.*}}>, tensor<2x8x128x64xf32, {{.*}}>)
+// CHECK-NEXT: fxmlir.aten._scaled_dot_product_flash_attention_for_cpu_backward {{.*}} -> (tensor<2x8x128x64xbf16, {{.*}}>, tensor<2x8x128x64xbf16, {{.*}}>, tensor<2x8x128x64xbf16, {{.*}}>)
 // CHECK-NOT: _to_copy
 // CHECK: return %[[RQ]], %[[RK]], %[[RV]]
 // F16-LABEL: func.func @attention_backward
 // F16-NOT: _to_copy
 // F16: return
-func.func @attention_backward(%g: !h, %q: !h, %k: !h, %v: !h, %o: !h, %lse: !l, %gf: !hf) -> (!h, !h, !h, !hf, !h) {
+func.func @attention_backward(%g: !h, %q: !h, %k: !h, %v: !h, %o: !h, %lse: !l, %gf: !hf, %mask: !m) -> (!h, !h, !h, !hf, !h, !h) {
   %none = fxmlir.none
   %fwd:2 = fxmlir.aten._scaled_dot_product_flash_attention_for_cpu %q, %k, %v, %none {dropout_p = 0.0 : f64, is_causal = true} : (!h, !h, !h, none) -> (!h, !l)
   %0:3 = fxmlir.aten._scaled_dot_product_flash_attention_for_cpu_backward %g, %q, %k, %v, %o, %lse, %none {dropout_p = 0.0 : f64, is_causal = true} : (!h, !h, !h, !h, !h, !l, none) -> (!h, !h, !h)
   %1:3 = fxmlir.aten._scaled_dot_product_flash_attention_for_cpu_backward %gf, %gf, %gf, %gf, %gf, %lse, %none {dropout_p = 0.0 : f64, is_causal = true} : (!hf, !hf, !hf, !hf, !hf, !l, none) -> (!hf, !hf, !hf)
-  return %0#0, %0#1, %0#2, %1#0, %fwd#0 : !h, !h, !h, !hf, !h
+  %2:3 = fxmlir.aten._scaled_dot_product_flash_attention_for_cpu_backward %g, %q, %k, %v, %o, %lse, %mask {dropout_p = 0.0 : f64, is_causal = false} : (!h, !h, !h, !h, !h, !l, !m) -> (!h, !h, !h)
+  return %0#0, %0#1, %0#2, %1#0, %fwd#0, %2#0 : !h, !h, !h, !hf, !h, !h
 }

@@ -164,7 +164,9 @@ def WidenCpuProducts : Pass<"fxmlir-widen-cpu-products"> {
     its 16-bit operands cast, the float32 log-sum-exp as it is, its
     gradients cast back (rounded once, not after each inner product:
     nearer a float64 reference, and 27.4 ms against 6.0 for [2, 8, 128,
-    64] causal bf16, one AMD EPYC thread). Each value is cast once, however
+    64] causal bf16, one AMD EPYC thread); not with an attention mask, whose
+    float32 copy would take the step's peak above eager's. Each value is
+    cast once, however
     many ops read it. The round trip lists the types
     this machine needs (python/fxmlir/cpu_products.py): none where
     oneDNN has the GEMM, and then the pass changes nothing. After autodiff
