@@ -237,10 +237,14 @@ fusedLinearCrossEntropy(const at::Tensor &x, const at::Tensor &weight,
     int64_t block = ll::blockColumns(rows, classes, D == Device::CPU);
     // Returned logits are computed once and read by the blocks below;
     // otherwise each block computes its own.
+    // x's rows as the products read them (a float32 copy where they widen),
+    // released after their last product.
     at::Tensor xOperand = productOperand(rowsX);
     std::optional<at::Tensor> logits;
-    if (returnLogits)
+    if (returnLogits) {
       logits = ll::allLogits(rowsX, xOperand, weight, bias, block);
+      xOperand.reset();
+    }
     // The rows' log-sum-exp, online over blocks: running max and sum.
     at::Tensor max =
         at::full({rows}, -std::numeric_limits<float>::infinity(), floats);
@@ -252,6 +256,7 @@ fusedLinearCrossEntropy(const at::Tensor &x, const at::Tensor &weight,
       // One kernel reads the block once (the ATen ops took five passes).
       Launcher<D>::logSumExpBlock(ll::unitColumns(z), max, sum);
     }
+    xOperand.reset();
     at::Tensor lse = max.add_(sum.log_());
     at::Tensor picked = ll::targetLogits(rowsX, weight, bias, logits,
                                          ll::safeTargets(target, valid));
