@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import torch
 
-from benchmarks.suites import Result
+from benchmarks.suites import OVERHEAD_TOKENS, OVERHEAD_VOCAB, Result
 from benchmarks.timing import format_ms
 
 DEVICES = {"cpu": "CPU", "cuda": "CUDA"}  # each run names its machine
@@ -187,7 +187,7 @@ _LANGUAGE_MODELS = {
              "masked-LM loss (a random 15 % of the tokens labelled) and backward."),
 }
 # The training-step tables' keys, in their order.
-STEP_KEYS = ("mlp", "gpt2", "llama", "bert")
+STEP_KEYS = ("mlp", "gpt2", "llama", "bert", "overhead")
 
 
 def section(device: str, run: dict[str, Any]) -> str:
@@ -223,6 +223,14 @@ def section(device: str, run: dict[str, Any]) -> str:
             out.append(f"### {title} training step, {batch}x{seq} tokens\n\n"
                        f"{model.format(sizes=sizes)}\n")
             out.append(_step_table(run[key]))
+    if run.get("overhead"):
+        batch, seq = OVERHEAD_TOKENS
+        out.append(f"### Per-step overhead: a tiny LLaMA-style step, {batch}x{seq} tokens\n\n"
+                   "The LLaMA-style model above at 32 wide (2 heads, SwiGLU 64 wide, "
+                   f"vocabulary {OVERHEAD_VOCAB}): its kernels take microseconds, so a step "
+                   "is what runs around them (Python, the dispatcher, AOTAutograd's wrappers, "
+                   "Dynamo's guards, the autograd engine).\n")
+        out.append(_step_table(run["overhead"]))
     if run.get("roundtrip"):
         out.append("### Round trip (import, canonicalize, export) by graph size\n")
         out.append(_table(["FX nodes", "round trip ms", "ms per node"],

@@ -374,6 +374,30 @@ def llama_results(device: str, sizes: Sizes, profile: Path | None = None) -> lis
                                 vocab, device, sizes, profile)
 
 
+# The per-step overhead case: LLaMA-style at a size whose kernels take
+# microseconds, so that a step's time is what runs around them (Python, the
+# dispatcher, AOTAutograd's wrappers, Dynamo's guards, the autograd engine).
+OVERHEAD_TOKENS = (1, 8)
+OVERHEAD_VOCAB = 64
+
+
+def tiny_llama_model(vocab: int) -> nn.Module:
+    """llama_model's layers, 32 wide: 4 layers, 2 heads, SwiGLU 64 wide."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    return LlamaForCausalLM(LlamaConfig(
+        num_hidden_layers=4, hidden_size=32, num_attention_heads=2, num_key_value_heads=2,
+        intermediate_size=64, vocab_size=vocab, max_position_embeddings=64))
+
+
+def overhead_results(device: str, sizes: Sizes, profile: Path | None = None) -> list[Result]:
+    # Steps of milliseconds: more of them, for medians as steady as the others'.
+    tiny = replace(sizes, gpt2_tokens=OVERHEAD_TOKENS, step_reps=max(sizes.step_reps, 30))
+    return _transformer_results("LLaMA-style (4 layers, 32 wide)",
+                                lambda: tiny_llama_model(OVERHEAD_VOCAB), OVERHEAD_VOCAB,
+                                device, tiny, profile)
+
+
 def bert_results(device: str, sizes: Sizes, profile: Path | None = None) -> list[Result]:
     vocab = sizes.bert_vocab
     return _transformer_results("BERT (4 layers, 512 wide)", lambda: bert_model(vocab),
