@@ -24,6 +24,7 @@ import torch.fx as fx
 from torch.fx._lazy_graph_module import _LazyGraphModule
 from torch.fx.graph import _BoxedCodeGen  # AOTAutograd's boxed convention, as its own graphs
 
+from fxmlir import direct_calls
 from fxmlir.fallback import fall_back
 
 # Writes a failure's folder from the failing call's inputs and the message;
@@ -139,7 +140,8 @@ def guarded(compiled: fx.GraphModule, original: fx.GraphModule,
     compiled.recompile()
     # The generated forward itself, not a lazy one that calls the module.
     _LazyGraphModule.force_recompile(compiled)
-    return guard(compiled.forward, None if compiled is original else original.forward,
+    forward = direct_calls.forward(compiled.code, type(compiled).forward.__globals__, compiled)
+    return guard(forward, None if compiled is original else original.forward,
                  graph, strict, dump)
 
 

@@ -50,10 +50,9 @@ from torch._functorch._aot_autograd.autograd_cache import (
 )
 from torch._functorch._aot_autograd.schemas import SerializableAOTDispatchCompiler
 from torch._inductor.output_code import OutputCode
-from torch.fx.graph_module import _forward_from_src
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from fxmlir import cpu_products
+from fxmlir import cpu_products, direct_calls
 from fxmlir._version import __version__
 from fxmlir.config import Options
 from fxmlir.runtime_fallback import guard
@@ -209,7 +208,7 @@ class _Source:
                     owner.add_module(part, torch.nn.Module())
                 owner = getattr(owner, part)
             setattr(owner, leaf, value)
-        return functools.partial(_forward_from_src(self.code, names), root)
+        return direct_calls.forward(self.code, names, root)
 
 
 def _fetch(gm: fx.GraphModule, target: str) -> Any:
