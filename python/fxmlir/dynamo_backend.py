@@ -22,6 +22,7 @@ from torch._functorch.partitioners import default_partition, min_cut_remateriali
 from fxmlir import fallback, float_inputs, logs, missing_tangents, returned_logits, stage_cache
 from fxmlir.config import REMOVED, BackendOptions, Options
 from fxmlir.dump import summary_fields
+from fxmlir.dynamo_logging import skip_transformers_warning_once
 from fxmlir.failure_dump import dump_run_failure, dump_trace_failure
 from fxmlir.fallback import FallbackError
 from fxmlir.memory import saved_for_backward
@@ -35,23 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("fxmlir")
 logs.register()  # when the startup hook did not (python -S, a source checkout)
-
-
-
-def skip_transformers_warning_once() -> None:
-    """Has Dynamo skip transformers' `logger.warning_once` (a method it adds
-    to logging.Logger) instead of breaking the graph there. GPT2LMHeadModel
-    calls it in every forward (its `loss_type=None` warning), between the LM
-    head and the loss, which then land in two graphs and cannot fuse
-    (fxmlir-fuse-linear-cross-entropy). Only that message is lost, inside
-    compiled code; a no-op before transformers is imported."""
-    warning_once = getattr(logging.Logger, "warning_once", None)
-    ignored = torch._dynamo.config.ignore_logging_functions
-    if warning_once is not None and warning_once not in ignored:
-        ignored.add(warning_once)
-        log.debug("fxmlir: Dynamo skips transformers' logger.warning_once")
-
-
 skip_transformers_warning_once()
 
 # How many graphs each compile has handed fxmlir: DDP splits one frame's
