@@ -67,7 +67,10 @@ def test_the_op_and_its_gradient_equal_eagers(device, dtype, weight_dtype, bias,
     assert loss.dtype == torch.float32 and lse.shape == (1024,)
     torch.testing.assert_close(loss, want, **tolerance)
     if return_logits:
-        torch.testing.assert_close(got_logits, logits)
+        # A float32 weight's logits are products of one block of columns at
+        # a time, which cuBLAS sums in another order than eager's one product:
+        # a bf16 logit may round one step apart (seen on the H200).
+        torch.testing.assert_close(got_logits, logits, **tolerance)
     else:
         assert got_logits.shape == (0,)
     for got, expected in zip(got_grads, want_grads):
