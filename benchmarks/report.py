@@ -131,8 +131,11 @@ def _step_table(results: list[Result]) -> str:
                          f"{eager / t.median:.2f}x", _mib(extra.get("peak extra MiB")),
                          _mib(extra.get("saved MiB")),
                          f"{extra.get('first call s', 0.0):.2f}"])
+    failed = [f"- {r.case}, {r.dtype}, {name} failed: {extra['error'][:300]}"
+              for r in results for name, extra in r.extra.items() if "error" in extra]
     return _table(["model", "dtype", *header, "implementation", "step ms", "vs eager",
-                   "peak extra MiB", "saved MiB", "first call s"], rows)
+                   "peak extra MiB", "saved MiB", "first call s"], rows) + \
+        "".join(f"\n{line}\n" if i == 0 else f"{line}\n" for i, line in enumerate(failed))
 
 
 

@@ -4,6 +4,7 @@ process on the same inputs, timed as benchmarks/timing.py does."""
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -273,14 +274,33 @@ def _step_results(case: str, dtype: str, device: str, sizes: Sizes,
         return call
 
     calls = {name: run(fn) for name, fn in impls.items()}
-    extra: dict[str, dict[str, float | None]] = {}
-    for name, call in calls.items():
-        first = timing.first_call_seconds(call, device)
-        extra[name] = {"first call s": first,
-                       "peak extra MiB": timing.peak_extra_mib(call, device),
-                       "saved MiB": None if "cudagraphs" in name or "reduce" in name
-                       else timing.saved_mib(call, params)}
-    result = Result(case, dtype, timing.measure(calls, device, sizes.warmup, sizes.step_reps))
+    extra: dict[str, dict[str, Any]] = {}
+
+    def drop(failed: timing.CallFailed) -> None:
+        """An implementation that raises loses its row, not the table's
+        others (eager's, their baseline, is needed)."""
+        if failed.name == "eager":
+            raise failed
+        print(f"{case}, {dtype}: {failed}", file=sys.stderr)
+        del calls[failed.name]
+        extra[failed.name] = {"error": f"{type(failed.error).__name__}: {failed.error}"}
+
+    for name, call in list(calls.items()):
+        try:
+            first = timing.first_call_seconds(call, device)
+            extra[name] = {"first call s": first,
+                           "peak extra MiB": timing.peak_extra_mib(call, device),
+                           "saved MiB": None if "cudagraphs" in name or "reduce" in name
+                           else timing.saved_mib(call, params)}
+        except Exception as error:
+            drop(timing.CallFailed(name, error))
+    while True:
+        try:
+            timings = timing.measure(calls, device, sizes.warmup, sizes.step_reps)
+            break
+        except timing.CallFailed as failed:
+            drop(failed)
+    result = Result(case, dtype, timings)
     result.extra = extra
     if profile is not None:
         _profile(profile, f"{case}, {dtype}", calls, device)

@@ -60,19 +60,34 @@ def _time_once(fn: Callable[[], Any], device: str) -> float:
     return (time.perf_counter() - begin) * 1e3
 
 
+class CallFailed(Exception):
+    """One implementation's call raised: which one, and its error."""
+
+    def __init__(self, name: str, error: Exception) -> None:
+        super().__init__(f"{name}: {type(error).__name__}: {error}")
+        self.name, self.error = name, error
+
+
 def measure(fns: dict[str, Callable[[], Any]], device: str, warmup: int,
             reps: int) -> dict[str, Timing]:
     """Each function warmed `warmup` times, then called `reps` times in
-    alternating order, one timed call at a time."""
-    for fn in fns.values():
+    alternating order, one timed call at a time. A call that raises is
+    CallFailed, naming its function."""
+    def checked(name: str, call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except Exception as error:
+            raise CallFailed(name, error) from error
+
+    for name, fn in fns.items():
         for _ in range(warmup):
-            fn()
+            checked(name, fn)
         synchronize(device)
     samples: dict[str, list[float]] = {name: [] for name in fns}
     names = list(fns)
     for rep in range(reps):
         for name in names if rep % 2 == 0 else reversed(names):
-            samples[name].append(_time_once(fns[name], device))
+            samples[name].append(checked(name, lambda: _time_once(fns[name], device)))
     return {name: Timing(tuple(values)) for name, values in samples.items()}
 
 
