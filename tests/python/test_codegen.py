@@ -331,9 +331,14 @@ def test_cross_entropy_backward_runs_inside_a_region(tmp_path, reduction, autoca
     torch.testing.assert_close(loss, ref)
     torch.testing.assert_close(model.head.weight.grad, eager.head.weight.grad)
     backward = ops_outside_regions(tmp_path, "backward")
-    assert backward.get("fxmlir.mlir_jit", 0) == 1, backward
     assert "fxmlir.aten.nll_loss_backward" not in backward
     assert "fxmlir.aten._log_softmax_backward_data" not in backward
+    # Both in one region (under autocast, the weight gradient's two casts
+    # make another).
+    (final,) = tmp_path.glob("*/*/backward/final.mlir")
+    regions = final.read_text().split("func.func private")[1:]
+    assert any("aten.nll_loss_backward" in region and "_log_softmax_backward_data" in region
+               for region in regions), backward
 
 
 def test_nll_loss_with_class_weights_stays_eager(tmp_path):

@@ -57,6 +57,8 @@ constexpr PipelineEntry kPipeline[] = {
     {"fxmlir-fuse-bias-add-dropout", AllStages},
     {"fxmlir-fuse-mask-draws", AllStages},
     {"fxmlir-recompose", AllStages},
+    // After the fusions, whose patterns read the transposes of products.
+    {"fxmlir-fold-transpose-pairs", AllStages},
     // After autodiff only (autograd never sees its casts), after the
     // fusions that take products; it widens the types the stage option
     // names, none by default.

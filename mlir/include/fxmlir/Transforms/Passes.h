@@ -28,6 +28,8 @@ void populateBiasAddDropoutFusionPatterns(RewritePatternSet &patterns);
 /// with its scale and residual add.
 void populateMaskDrawFusionPatterns(RewritePatternSet &patterns);
 void populateRecomposePatterns(RewritePatternSet &patterns);
+/// t(t(x)) -> x.
+void populateTransposePairFoldPatterns(RewritePatternSet &patterns);
 
 /// The inverse of outlining one JIT region: the ops of private function
 /// @name put back in place of each fxmlir.mlir_jit call of it (their FX node

@@ -148,6 +148,16 @@ def Recompose : Pass<"fxmlir-recompose"> {
   let dependentDialects = ["::fxmlir::FxmlirDialect"];
 }
 
+def FoldTransposePairs : Pass<"fxmlir-fold-transpose-pairs"> {
+  let summary = "Fold a transpose of a transpose (t(t(x))) into the tensor itself";
+  let description = [{
+    AOTAutograd's graphs save t(t(w)) of a linear layer's weight and return
+    t(t(mm)) as its gradient: two op calls a layer, and a detach per saved
+    view, each step. The pair is x itself (same sizes, strides, storage).
+  }];
+  let dependentDialects = ["::fxmlir::FxmlirDialect"];
+}
+
 def WidenCpuProducts : Pass<"fxmlir-widen-cpu-products"> {
   let summary = "Compute 16-bit float products on CPU as float32 GEMMs where the CPU has no fast 16-bit GEMM";
   let description = [{
