@@ -135,7 +135,7 @@ def _step_table(results: list[Result]) -> str:
               for r in results for name, extra in r.extra.items() if "error" in extra]
     return _table(["model", "dtype", *header, "implementation", "step ms", "vs eager",
                    "peak extra MiB", "saved MiB", "first call s"], rows) + \
-        "".join(f"\n{line}\n" if i == 0 else f"{line}\n" for i, line in enumerate(failed))
+        ("\n" + "\n".join(failed) + "\n" if failed else "")
 
 
 

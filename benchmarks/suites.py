@@ -283,7 +283,7 @@ def _step_results(case: str, dtype: str, device: str, sizes: Sizes,
             raise failed
         print(f"{case}, {dtype}: {failed}", file=sys.stderr)
         del calls[failed.name]
-        extra[failed.name] = {"error": f"{type(failed.error).__name__}: {failed.error}"}
+        extra[failed.name] = {"error": failed.reason}
 
     for name, call in list(calls.items()):
         try:

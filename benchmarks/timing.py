@@ -64,8 +64,8 @@ class CallFailed(Exception):
     """One implementation's call raised: which one, and its error."""
 
     def __init__(self, name: str, error: Exception) -> None:
-        super().__init__(f"{name}: {type(error).__name__}: {error}")
-        self.name, self.error = name, error
+        self.name, self.reason = name, f"{type(error).__name__}: {error}"
+        super().__init__(f"{name}: {self.reason}")
 
 
 def measure(fns: dict[str, Callable[[], Any]], device: str, warmup: int,

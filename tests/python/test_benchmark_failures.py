@@ -4,6 +4,7 @@ its row and names its error; the others are still timed."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository's
 
 from benchmarks import report, suites  # noqa: E402
 
-SIZES = suites.replace(suites.SIZES["cpu"], warmup=1, step_reps=4)
+SIZES = replace(suites.SIZES["cpu"], warmup=1, step_reps=4)
 
 
 def _raising_on_call(number: int):
