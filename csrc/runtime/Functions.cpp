@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <string>
 #include <unordered_map>
 
@@ -26,22 +27,41 @@ at::ScalarType runtime::scalarType(jit::DType dtype) {
   TORCH_CHECK(false, "mlir_jit: unknown dtype");
 }
 
-Function &runtime::function(std::string_view module, std::string_view name) {
-  static std::mutex mutex;
-  static std::unordered_map<std::string, std::unique_ptr<Function>> functions;
-  std::string key;
-  key.reserve(module.size() + name.size() + 1);
-  key.append(name).push_back('\0');
-  key.append(module);
-  std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<Function> &entry = functions[key];
-  if (!entry) {
-    auto fresh = std::make_unique<Function>();
-    fresh->signature =
-        jit::Jit::shared().analyze(std::string(module), std::string(name));
-    entry = std::move(fresh);
+namespace {
+/// Hashes a function's name where it is held (a lookup copies nothing).
+struct NameHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view name) const {
+    return std::hash<std::string_view>{}(name);
   }
-  return *entry;
+};
+
+/// A function of a module (a region's module holds one function).
+struct Entry {
+  std::string module;
+  std::unique_ptr<Function> function;
+};
+} // namespace
+
+Function &runtime::function(std::string_view module, std::string_view name) {
+  // Found by name, then told apart by module text: a call hashes the short
+  // name and compares the text once, where a key holding both copied and
+  // hashed the text (2 to 5 KB a region) on every call.
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::vector<Entry>, NameHash,
+                            std::equal_to<>>
+      functions;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto named = functions.find(name);
+  if (named == functions.end())
+    named = functions.emplace(std::string(name), std::vector<Entry>()).first;
+  for (Entry &entry : named->second)
+    if (entry.module == module)
+      return *entry.function;
+  Entry entry{std::string(module), std::make_unique<Function>()};
+  entry.function->signature =
+      jit::Jit::shared().analyze(entry.module, std::string(name));
+  return *named->second.emplace_back(std::move(entry)).function;
 }
 
 void runtime::checkInputs(std::string_view name,

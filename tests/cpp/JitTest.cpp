@@ -726,6 +726,18 @@ TEST_F(JitTest, BadRequestsAreErrors) {
   EXPECT_THROW(
       chain->run({ok, ok, {nullptr, {8, 64}}}, {{out.data(), {8, 64}}}),
       Error);
+  EXPECT_THROW(chain->run({ok, ok, ok}, {}), Error);
+  // A wrong output names itself and the shape the inputs give the result.
+  try {
+    chain->run({ok, ok, ok}, {{out.data(), {8, 32}}});
+    ADD_FAILURE() << "an output of the wrong shape ran";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("output 0 has shape [8, 32], the result has shape "
+                        "[8, 64]"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 TEST_F(JitTest, CompilesForCudaToPtxWithoutLibdevice) {

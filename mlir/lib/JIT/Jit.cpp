@@ -23,6 +23,7 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/Support/FileSystem.h"
@@ -82,21 +83,25 @@ static std::string shapeString(const std::vector<int64_t> &dims) {
   return text + "]";
 }
 
-static void checkInputShapes(const Signature &signature,
-                             const std::vector<std::vector<int64_t>> &shapes) {
-  if (shapes.size() != signature.inputs.size())
+/// Throws Error unless the shapes (shapeOf(i) for input i) fit the
+/// signature's inputs.
+template <typename ShapeOf>
+static void checkInputShapes(const Signature &signature, size_t count,
+                             ShapeOf shapeOf) {
+  if (count != signature.inputs.size())
     throw Error("the function takes " +
                 std::to_string(signature.inputs.size()) + " inputs, got " +
-                std::to_string(shapes.size()));
-  for (size_t i = 0; i < shapes.size(); ++i) {
+                std::to_string(count));
+  for (size_t i = 0; i < count; ++i) {
+    const std::vector<int64_t> &shape = shapeOf(i);
     const std::vector<int64_t> &expected = signature.inputs[i].dims;
-    bool matches = shapes[i].size() == expected.size();
+    bool matches = shape.size() == expected.size();
     for (size_t d = 0; matches && d < expected.size(); ++d)
-      matches = shapes[i][d] >= 0 &&
-                (expected[d] == kDynamic || expected[d] == shapes[i][d]);
+      matches = shape[d] >= 0 &&
+                (expected[d] == kDynamic || expected[d] == shape[d]);
     if (!matches)
       throw Error("input " + std::to_string(i) + " has shape " +
-                  shapeString(shapes[i]) + ", the function was compiled for " +
+                  shapeString(shape) + ", the function was compiled for " +
                   shapeString(expected));
   }
 }
@@ -104,7 +109,10 @@ static void checkInputShapes(const Signature &signature,
 std::vector<std::vector<int64_t>> CompiledFunction::resultShapes(
     const std::vector<std::vector<int64_t>> &inputShapes) const {
   const Signature &sig = signature();
-  checkInputShapes(sig, inputShapes);
+  checkInputShapes(sig, inputShapes.size(),
+                   [&](size_t i) -> const std::vector<int64_t> & {
+                     return inputShapes[i];
+                   });
   std::vector<std::vector<int64_t>> shapes;
   for (const ResultSpec &result : sig.results) {
     std::vector<int64_t> &shape = shapes.emplace_back();
@@ -122,21 +130,36 @@ static int64_t numElements(const std::vector<int64_t> &sizes) {
   return count;
 }
 
+// Runs on every call: it compares in place, allocating nothing (a region
+// call on a small tensor costs a few microseconds in all).
 void CompiledFunction::check(const std::vector<Buffer> &inputs,
                              const std::vector<Buffer> &outputs) const {
-  std::vector<std::vector<int64_t>> inputShapes;
-  for (const Buffer &input : inputs)
-    inputShapes.push_back(input.sizes);
-  std::vector<std::vector<int64_t>> expected = resultShapes(inputShapes);
-  if (outputs.size() != expected.size())
-    throw Error("the function has " + std::to_string(expected.size()) +
+  const Signature &sig = signature();
+  checkInputShapes(sig, inputs.size(),
+                   [&](size_t i) -> const std::vector<int64_t> & {
+                     return inputs[i].sizes;
+                   });
+  if (outputs.size() != sig.results.size())
+    throw Error("the function has " + std::to_string(sig.results.size()) +
                 " results, got " + std::to_string(outputs.size()) +
                 " output buffers");
-  for (size_t i = 0; i < outputs.size(); ++i)
-    if (outputs[i].sizes != expected[i])
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::vector<DimSource> &dims = sig.results[i].dims;
+    const std::vector<int64_t> &sizes = outputs[i].sizes;
+    bool matches = sizes.size() == dims.size();
+    for (size_t d = 0; matches && d < dims.size(); ++d)
+      matches = sizes[d] == (dims[d].input >= 0
+                                 ? inputs[dims[d].input].sizes[dims[d].dim]
+                                 : dims[d].size);
+    if (!matches) {
+      std::vector<std::vector<int64_t>> inputShapes;
+      for (const Buffer &input : inputs)
+        inputShapes.push_back(input.sizes);
       throw Error("output " + std::to_string(i) + " has shape " +
-                  shapeString(outputs[i].sizes) + ", the result has shape " +
-                  shapeString(expected[i]));
+                  shapeString(sizes) + ", the result has shape " +
+                  shapeString(resultShapes(inputShapes)[i]));
+    }
+  }
   auto checkData = [](const std::vector<Buffer> &buffers, const char *what) {
     for (size_t i = 0; i < buffers.size(); ++i)
       if (!buffers[i].data && numElements(buffers[i].sizes) != 0)
@@ -185,46 +208,52 @@ int64_t CompiledFunction::rowCount(const std::vector<Buffer> &inputs) const {
   return std::max<int64_t>(rows, 0);
 }
 
-/// Fills the memref descriptor {allocated, aligned, offset, sizes, strides}
-/// of a contiguous buffer, restricted to rows [begin, end) when end >= 0.
-static void describe(std::vector<int64_t> &descriptor, const Buffer &buffer,
-                     size_t elementBytes, int64_t begin, int64_t end) {
+/// Appends the memref descriptor {allocated, aligned, offset, sizes,
+/// strides} of a contiguous buffer to `descriptors`, restricted to rows
+/// [begin, end) when end >= 0.
+static void describe(llvm::SmallVectorImpl<int64_t> &descriptors,
+                     const Buffer &buffer, size_t elementBytes, int64_t begin,
+                     int64_t end) {
   size_t rank = buffer.sizes.size();
-  descriptor.assign(3 + 2 * rank, 0);
-  std::vector<int64_t> strides(rank, 1);
-  for (size_t d = rank; d-- > 1;)
-    strides[d - 1] = strides[d] * buffer.sizes[d];
-  auto *data = static_cast<char *>(buffer.data);
-  if (end >= 0)
-    data += begin * strides.front() * static_cast<int64_t>(elementBytes);
-  descriptor[0] = descriptor[1] = reinterpret_cast<intptr_t>(data);
-  for (size_t d = 0; d < rank; ++d) {
+  size_t first = descriptors.size();
+  descriptors.resize(first + 3 + 2 * rank, 0);
+  int64_t *descriptor = descriptors.data() + first;
+  int64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
     descriptor[3 + d] = buffer.sizes[d];
-    descriptor[3 + rank + d] = strides[d];
+    descriptor[3 + rank + d] = stride;
+    stride *= buffer.sizes[d];
   }
-  if (end >= 0)
+  auto *data = static_cast<char *>(buffer.data);
+  if (end >= 0 && rank > 0) {
+    data += begin * descriptor[3 + rank] * static_cast<int64_t>(elementBytes);
     descriptor[3] = end - begin;
+  }
+  descriptor[0] = descriptor[1] = reinterpret_cast<intptr_t>(data);
 }
 
 void CompiledFunction::call(const std::vector<Buffer> &inputs,
                             const std::vector<Buffer> &outputs, int64_t begin,
                             int64_t end) const {
   const Signature &sig = signature();
-  std::vector<std::vector<int64_t>> descriptors(inputs.size() + outputs.size());
-  std::vector<void *> pointers;
+  // One array for every descriptor, on the stack for the usual ranks.
+  llvm::SmallVector<int64_t, 128> descriptors;
+  llvm::SmallVector<size_t, 16> starts;
   for (size_t i = 0; i < inputs.size(); ++i) {
     bool sliced = end >= 0 && sig.rowInputs[i];
-    describe(descriptors[i], inputs[i], elementSize(sig.inputs[i].dtype),
+    starts.push_back(descriptors.size());
+    describe(descriptors, inputs[i], elementSize(sig.inputs[i].dtype),
              sliced ? begin : 0, sliced ? end : -1);
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     bool sliced = end >= 0 && !sig.summedResults[i];
-    describe(descriptors[inputs.size() + i], outputs[i],
-             elementSize(sig.results[i].dtype), sliced ? begin : 0,
-             sliced ? end : -1);
+    starts.push_back(descriptors.size());
+    describe(descriptors, outputs[i], elementSize(sig.results[i].dtype),
+             sliced ? begin : 0, sliced ? end : -1);
   }
-  for (std::vector<int64_t> &descriptor : descriptors)
-    pointers.push_back(descriptor.data());
+  llvm::SmallVector<void *, 16> pointers;
+  for (size_t start : starts)
+    pointers.push_back(descriptors.data() + start);
   invoke(pointers.data());
 }
 
