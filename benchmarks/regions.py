@@ -1,11 +1,14 @@
-"""python -m benchmarks.regions [--models mlp,gpt2,llama,bert] [--dtypes f32,bf16] [--threads 1,2] [--write FILE]
+"""python -m benchmarks.regions [--models mlp,gpt2,llama,bert,overhead] [--dtypes f32,bf16] [--threads 1,2] [--write FILE]
 
 The cost model's verdicts, checked one JIT region at a time: every region
 the outline pass finds in a model's training step without its cost model
 (on each round trip's graph just before outlining, from a dump) is timed as
 one `mlir_jit` call and as its ATen ops one by one, alternating, on random
-inputs of its types; beside it, whether the cost model keeps it. A kept
-region slower than its ops, or a refused one faster, is a wrong verdict.
+inputs of its types, each call made as a round-tripped graph's code makes
+it (fxmlir/direct_calls.py); beside it, whether the cost model keeps it. A
+kept region slower than its ops, or a refused one faster, is a wrong
+verdict. "overhead" is the suite's per-step overhead model (LLaMA-style, 32
+wide, 1 x 8 tokens), where a call's overhead is all a region saves.
 Prints a markdown table per thread count, model and dtype (`--write`: to a
 file too, docs/regions.md).
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import operator
 import re
 import shlex
 import sys
@@ -23,11 +27,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 import torch
+import torch.fx as fx
 
 import fxmlir
 import fxmlir.jit_ops  # noqa: F401  (loads torch.ops.fxmlir.mlir_jit)
 from benchmarks import report, suites, timing
-from fxmlir import _C, aten_calls, mlir_attrs, schema
+from fxmlir import _C, aten_calls, direct_calls, mlir_attrs, schema
 
 _DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
            "si64": torch.int64, "i64": torch.int64, "si32": torch.int32, "i1": torch.bool}
@@ -44,11 +49,16 @@ def _step(name: str, dtype: str) -> tuple[Callable[[], Any], torch.nn.Module]:
         x = torch.randn(*suites.SIZES["cpu"].mlp_tokens, 1024, dtype=suites.DTYPES[dtype])
         return (lambda net: net(x).backward(torch.randn_like(x))), model
     sizes = suites.SIZES["cpu"]
-    build = {"gpt2": suites.gpt2_model, "llama": suites.llama_model,
-             "bert": suites.bert_model}[name]
-    vocab = getattr(sizes, f"{name}_vocab")
-    model = build(vocab)
-    ids = torch.randint(0, vocab, sizes.gpt2_tokens)
+    if name == "overhead":
+        vocab = suites.OVERHEAD_VOCAB
+        model = suites.tiny_llama_model(vocab)
+        ids = torch.randint(0, vocab, suites.OVERHEAD_TOKENS)
+    else:
+        build = {"gpt2": suites.gpt2_model, "llama": suites.llama_model,
+                 "bert": suites.bert_model}[name]
+        vocab = getattr(sizes, f"{name}_vocab")
+        model = build(vocab)
+        ids = torch.randint(0, vocab, sizes.gpt2_tokens)
 
     def step(net: Callable[..., Any]) -> None:
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
@@ -100,49 +110,44 @@ def _inputs(text: str, name: str) -> list[torch.Tensor]:
 
 
 def _eager(text: str, name: str) -> Callable[[list[torch.Tensor]], list[Any]]:
-    """The region's ops as ATen calls, one by one (as the round trip leaves
-    them without the region)."""
+    """The region's ops as ATen calls, one by one, in the code a
+    round-tripped graph would run them with (fxmlir/direct_calls.py)."""
     module = _C.Context().parse(text, name)
     (function,) = [f for f in json.loads(module.to_json())["functions"] if f["name"] == name]
-    calls = []
+    graph = fx.Graph()
+    values: dict[int, Any] = {a["id"]: graph.placeholder(f"arg{i}")
+                              for i, a in enumerate(function["arguments"])}
     for op in function["ops"]:
+        results = op["results"]
         if op["name"] == "fxmlir.none":
-            calls.append((None, op))
+            values[results[0]["id"]] = None
             continue
+        operands = [values[i] for i in op["operands"]]
+        attributes = op["attributes"]
         if op["name"] == "fxmlir.call":  # an untyped ATen op: "aten::name.overload"
-            namespace, _, qualified = op["attributes"]["target"]["str"].partition("::")
+            namespace, _, qualified = attributes["target"]["str"].partition("::")
             packet, _, overload_name = qualified.partition(".")
             overload = getattr(getattr(getattr(torch.ops, namespace), packet),
                                overload_name or "default")
+            args = tuple(mlir_attrs.decode(attributes["args"], operands))
+            kwargs = {k: mlir_attrs.decode(v, operands)
+                      for k, v in attributes["kwargs"]["dict"].items()}
         else:
             overload = schema.op_from_mlir_name(op["name"])
-        if overload is None:
-            raise ValueError(f"no ATen op for {op['name']}")
-        calls.append((overload, op))
-
-    def arguments(overload: Any, op: dict, operands: list[Any]) -> tuple[tuple, dict]:
-        attributes = op["attributes"]
-        if op["name"] != "fxmlir.call":
-            return aten_calls.unbind_arguments(overload, operands, attributes)
-        return (tuple(mlir_attrs.decode(attributes["args"], operands)),
-                {k: mlir_attrs.decode(v, operands)
-                 for k, v in attributes["kwargs"]["dict"].items()})
-
-    def run(args: list[torch.Tensor]) -> list[Any]:
-        values = {a["id"]: v for a, v in zip(function["arguments"], args)}
-        for overload, op in calls:
             if overload is None:
-                values[op["results"][0]["id"]] = None
-                continue
-            operands = [values[i] for i in op["operands"]]
-            call_args, kwargs = arguments(overload, op, operands)
-            results = overload(*call_args, **kwargs)
-            results = results if isinstance(results, (tuple, list)) else [results]
-            for result, value in zip(op["results"], results):
-                values[result["id"]] = value
-        return [values[i] for i in function["returns"]]
-
-    return run
+                raise ValueError(f"no ATen op for {op['name']}")
+            args, kwargs = aten_calls.unbind_arguments(overload, operands, attributes)
+        node = graph.call_function(overload, args, kwargs)
+        returns = overload._schema.returns
+        if len(returns) == 1 and not isinstance(returns[0].type, torch.ListType):
+            values[results[0]["id"]] = node
+            continue
+        for index, result in enumerate(results):
+            values[result["id"]] = graph.call_function(operator.getitem, (node, index))
+    graph.output(tuple(values[i] for i in function["returns"]))
+    gm = fx.GraphModule(torch.nn.Module(), graph)
+    forward = direct_calls.forward(gm.code, type(gm).forward.__globals__, gm)
+    return lambda args: list(forward(*args))
 
 
 def measure(model: str, dtype: str, reps: int = 15) -> list[dict[str, Any]]:
@@ -152,6 +157,7 @@ def measure(model: str, dtype: str, reps: int = 15) -> list[dict[str, Any]]:
     torch.manual_seed(0)
     step, module = _step(model, dtype)
     rows = []
+    mlir_jit = torch.ops.fxmlir.mlir_jit.default._op
     with tempfile.TemporaryDirectory(prefix="fxmlir-regions-") as dump:
         net = torch.compile(module, backend=fxmlir.backend(dump_dir=dump), dynamic=False)
         for _ in range(2):
@@ -171,7 +177,7 @@ def measure(model: str, dtype: str, reps: int = 15) -> list[dict[str, Any]]:
                     rows.append({"region": name, "kept": kept, "error": str(error)})
                     continue
                 times = timing.measure({
-                    "region": lambda: torch.ops.fxmlir.mlir_jit(text, name, args),
+                    "region": lambda: mlir_jit(text, name, args),
                     "ops": lambda: eager(args)}, "cpu", 3, reps)
                 rows.append({"region": name, "kept": kept,
                              "region ms": times["region"].median,
@@ -202,7 +208,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="mlp,gpt2,llama,bert")
+    parser.add_argument("--models", default="mlp,gpt2,llama,bert",
+                        help="comma list of mlp, gpt2, llama, bert, overhead")
     parser.add_argument("--dtypes", default="f32,bf16")
     parser.add_argument("--threads", default="1",
                         help="torch's CPU threads, a table each: 1 or 1,2")
