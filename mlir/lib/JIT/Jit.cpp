@@ -106,19 +106,25 @@ static void checkInputShapes(const Signature &signature, size_t count,
   }
 }
 
+/// The size of a result dim: an input's dim (shapeOf(i) for input i) or a
+/// static size.
+template <typename ShapeOf>
+static int64_t resultDim(const DimSource &dim, ShapeOf shapeOf) {
+  return dim.input >= 0 ? shapeOf(dim.input)[dim.dim] : dim.size;
+}
+
 std::vector<std::vector<int64_t>> CompiledFunction::resultShapes(
     const std::vector<std::vector<int64_t>> &inputShapes) const {
   const Signature &sig = signature();
-  checkInputShapes(sig, inputShapes.size(),
-                   [&](size_t i) -> const std::vector<int64_t> & {
-                     return inputShapes[i];
-                   });
+  auto shapeOf = [&](size_t i) -> const std::vector<int64_t> & {
+    return inputShapes[i];
+  };
+  checkInputShapes(sig, inputShapes.size(), shapeOf);
   std::vector<std::vector<int64_t>> shapes;
   for (const ResultSpec &result : sig.results) {
     std::vector<int64_t> &shape = shapes.emplace_back();
     for (const DimSource &dim : result.dims)
-      shape.push_back(dim.input >= 0 ? inputShapes[dim.input][dim.dim]
-                                     : dim.size);
+      shape.push_back(resultDim(dim, shapeOf));
   }
   return shapes;
 }
@@ -135,10 +141,10 @@ static int64_t numElements(const std::vector<int64_t> &sizes) {
 void CompiledFunction::check(const std::vector<Buffer> &inputs,
                              const std::vector<Buffer> &outputs) const {
   const Signature &sig = signature();
-  checkInputShapes(sig, inputs.size(),
-                   [&](size_t i) -> const std::vector<int64_t> & {
-                     return inputs[i].sizes;
-                   });
+  auto shapeOf = [&](size_t i) -> const std::vector<int64_t> & {
+    return inputs[i].sizes;
+  };
+  checkInputShapes(sig, inputs.size(), shapeOf);
   if (outputs.size() != sig.results.size())
     throw Error("the function has " + std::to_string(sig.results.size()) +
                 " results, got " + std::to_string(outputs.size()) +
@@ -148,16 +154,14 @@ void CompiledFunction::check(const std::vector<Buffer> &inputs,
     const std::vector<int64_t> &sizes = outputs[i].sizes;
     bool matches = sizes.size() == dims.size();
     for (size_t d = 0; matches && d < dims.size(); ++d)
-      matches = sizes[d] == (dims[d].input >= 0
-                                 ? inputs[dims[d].input].sizes[dims[d].dim]
-                                 : dims[d].size);
+      matches = sizes[d] == resultDim(dims[d], shapeOf);
     if (!matches) {
-      std::vector<std::vector<int64_t>> inputShapes;
-      for (const Buffer &input : inputs)
-        inputShapes.push_back(input.sizes);
+      std::vector<int64_t> expected;
+      for (const DimSource &dim : dims)
+        expected.push_back(resultDim(dim, shapeOf));
       throw Error("output " + std::to_string(i) + " has shape " +
                   shapeString(sizes) + ", the result has shape " +
-                  shapeString(resultShapes(inputShapes)[i]));
+                  shapeString(expected));
     }
   }
   auto checkData = [](const std::vector<Buffer> &buffers, const char *what) {
