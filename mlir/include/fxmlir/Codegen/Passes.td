@@ -137,6 +137,20 @@ def MathToLLVMIntrinsics : Pass<"fxmlir-math-to-llvm-intrinsics"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def FuseSiblingReductions : Pass<"fxmlir-fuse-sibling-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Merge reductions over the same loops that share an operand (CPU)";
+  let description = [{
+    Two `linalg.generic` reductions with the same iterator types that read a
+    common operand through a map naming every loop become one op with both
+    results, while the merged op has at most a dozen operands: a layer
+    norm's backward sums two products over each row and two over the rows,
+    each pass reading the same gradient and input again. The CPU's loops
+    then walk the shared rows once per pair. Not in the CUDA pipeline, whose
+    row reductions map one reduction to a block.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def ExpandBF16Conversions : Pass<"fxmlir-expand-bf16-conversions"> {
   let summary = "Expand f32 <-> bf16 conversions into integer ops";
   let description = [{

@@ -69,11 +69,6 @@ struct FuseKeepingProducerResults : OpRewritePattern<linalg::GenericOp> {
 };
 } // namespace
 
-/// Operands (inputs and outputs) of a loop nest merged from siblings: each
-/// is a stream of memory the loop walks, and beyond a dozen the hardware
-/// prefetchers lose track.
-constexpr unsigned kMaxSiblingOperands = 12;
-
 namespace {
 struct FuseElementwisePass
     : public fxmlir::impl::FuseElementwiseBase<FuseElementwisePass> {

@@ -1,9 +1,12 @@
-//===- FuseSiblings.cpp - elementwise ops sharing an input in one loop ----===//
+//===- FuseSiblings.cpp - ops sharing an input in one loop ----------------===//
 //
 // Two elementwise ops over the same elements that read a common operand
 // (SwiGLU's backward multiplies one gradient by two activations) become one
 // linalg.generic with both results: one loop nest, the shared operand read
 // once. Producer-consumer fusion cannot do it: neither op reads the other.
+// So do two reductions over the same loops (layer norm's backward sums two
+// products over each row, and two over the rows for the weight and bias
+// gradients).
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,14 +56,26 @@ static unsigned widestElement(linalg::GenericOp op) {
   return bits;
 }
 
+/// Whether `map`, through which both ops read their shared operand, names
+/// every loop: the operand's sizes are then both ops' loop sizes.
+static bool namesEveryLoop(AffineMap map) {
+  return map.isProjectedPermutation() &&
+         llvm::all_of(llvm::seq(map.getNumDims()), [&](unsigned dim) {
+           return map.isFunctionOfDim(dim);
+         });
+}
+
 namespace {
+/// Which siblings a pattern merges: elementwise ops, or reductions.
+enum class SiblingKind { Pointwise, Reduction };
+
 struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
-  FuseSiblings(MLIRContext *ctx, unsigned maxOperands)
-      : OpRewritePattern(ctx), maxOperands(maxOperands) {}
+  FuseSiblings(MLIRContext *ctx, SiblingKind kind, unsigned maxOperands)
+      : OpRewritePattern(ctx), kind(kind), maxOperands(maxOperands) {}
 
   LogicalResult matchAndRewrite(linalg::GenericOp first,
                                 PatternRewriter &rewriter) const override {
-    if (!isPointwiseWithIdentityResults(first))
+    if (!isCandidate(first))
       return failure();
     for (OpOperand *input : first.getDpsInputOperands()) {
       if (!isa<RankedTensorType>(input->get().getType()))
@@ -68,6 +83,7 @@ struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
       for (OpOperand &use : input->get().getUses()) {
         auto second = dyn_cast<linalg::GenericOp>(use.getOwner());
         if (second && isSibling(first, input, second, use)) {
+          moveFillsBefore(rewriter, second, first);
           merge(rewriter, first, second);
           return success();
         }
@@ -81,27 +97,58 @@ struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
   /// `first` where it is.
   bool isSibling(linalg::GenericOp first, OpOperand *input,
                  linalg::GenericOp second, OpOperand &use) const {
+    AffineMap shared = first.getMatchingIndexingMap(input);
     return second != first && second->getBlock() == first->getBlock() &&
-           first->isBeforeInBlock(second) &&
-           isPointwiseWithIdentityResults(second) &&
+           first->isBeforeInBlock(second) && isCandidate(second) &&
            second.getNumLoops() == first.getNumLoops() &&
-           second.getMatchingIndexingMap(&use) ==
-               first.getMatchingIndexingMap(input) &&
-           sameIterationSpace(first, second) &&
-           widestElement(first) == widestElement(second) &&
+           second.getMatchingIndexingMap(&use) == shared &&
+           sameLoops(first, shared, second) &&
            first->getNumOperands() + second->getNumOperands() <= maxOperands &&
            availableBefore(second, first);
   }
 
+  bool isCandidate(linalg::GenericOp op) const {
+    if (kind == SiblingKind::Pointwise)
+      return isPointwiseWithIdentityResults(op);
+    return op.getNumReductionLoops() > 0;
+  }
+
+  /// Whether `first` and `second`, which read a value through `shared`,
+  /// run the same loops.
+  bool sameLoops(linalg::GenericOp first, AffineMap shared,
+                 linalg::GenericOp second) const {
+    if (kind == SiblingKind::Pointwise)
+      return sameIterationSpace(first, second) &&
+             widestElement(first) == widestElement(second);
+    return first.getIteratorTypesArray() == second.getIteratorTypesArray() &&
+           namesEveryLoop(shared);
+  }
+
   /// Whether the operands of `op` and the values its body reads from above
-  /// (constants) are all available before `first`.
+  /// (constants) are all available before `first`, or are fills of values
+  /// that are (a reduction's zeroed init), which can move there.
   static bool availableBefore(linalg::GenericOp op, Operation *first) {
     SetVector<Value> used(op->getOperands().begin(), op->getOperands().end());
     getUsedValuesDefinedAbove(op.getRegion(), used);
     DominanceInfo dominance;
-    return llvm::all_of(used, [&](Value value) {
+    auto available = [&](Value value) {
       return dominance.properlyDominates(value, first);
+    };
+    return llvm::all_of(used, [&](Value value) {
+      auto fill = value.getDefiningOp<linalg::FillOp>();
+      return available(value) ||
+             (fill && llvm::all_of(fill->getOperands(), available));
     });
+  }
+
+  /// Moves the fills `op` reads that come after `first` before it.
+  static void moveFillsBefore(PatternRewriter &rewriter, linalg::GenericOp op,
+                              Operation *first) {
+    for (Value operand : op->getOperands())
+      if (auto fill = operand.getDefiningOp<linalg::FillOp>();
+          fill && fill->getBlock() == first->getBlock() &&
+          first->isBeforeInBlock(fill))
+        rewriter.moveOpBefore(fill, first);
   }
 
   /// Where a block argument of `first` or `second` comes from in the
@@ -134,7 +181,13 @@ struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
                             std::pair{second, &secondArgs}})
       for (OpOperand &init : op.getDpsInitsMutable()) {
         args->push_back(Source{true, static_cast<unsigned>(inits.size())});
-        inits.push_back(init.get());
+        // Two reductions into one zeroed tensor get a fill each: one
+        // buffer written as two results would be copied to two.
+        Value value = init.get();
+        if (auto fill = value.getDefiningOp<linalg::FillOp>();
+            fill && llvm::is_contained(inits, value))
+          value = rewriter.clone(*fill)->getResult(0);
+        inits.push_back(value);
         initMaps.push_back(op.getMatchingIndexingMap(&init));
       }
     auto argument = [&](ValueRange blockArgs, Source source) {
@@ -168,11 +221,19 @@ struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
     rewriter.replaceOp(second, merged.getResults().drop_front(firstResults));
   }
 
+  SiblingKind kind;
   unsigned maxOperands;
 };
 } // namespace
 
 void fxmlir::populateFuseSiblingsPatterns(RewritePatternSet &patterns,
                                           unsigned maxOperands) {
-  patterns.add<FuseSiblings>(patterns.getContext(), maxOperands);
+  patterns.add<FuseSiblings>(patterns.getContext(), SiblingKind::Pointwise,
+                             maxOperands);
+}
+
+void fxmlir::populateFuseSiblingReductionsPatterns(RewritePatternSet &patterns,
+                                                   unsigned maxOperands) {
+  patterns.add<FuseSiblings>(patterns.getContext(), SiblingKind::Reduction,
+                             maxOperands);
 }
