@@ -34,8 +34,7 @@ void fxmlir::buildJitToLinalgPipeline(OpPassManager &pm) {
 }
 
 /// Tensors to buffers: contiguous row-major arguments (the runtime passes
-/// contiguous tensors), results written into the output arguments, and
-/// temporaries freed.
+/// contiguous tensors), results written into the output arguments.
 static void addBufferization(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions options;
   options.bufferizeFunctionBoundaries = true;
@@ -48,6 +47,11 @@ static void addBufferization(OpPassManager &pm) {
   // output argument, so that every result is seen to be one.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+}
+
+/// Temporaries freed after their last use; copies of strided views as
+/// linalg ops.
+static void addDeallocation(OpPassManager &pm) {
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createStridedCopiesToLinalg());
@@ -77,6 +81,8 @@ void fxmlir::buildJitCpuPipeline(OpPassManager &pm) {
   buildJitToLinalgPipeline(pm);
   pm.addNestedPass<func::FuncOp>(createFuseSiblingReductions());
   addBufferization(pm);
+  pm.addNestedPass<func::FuncOp>(createFuseRowLoops());
+  addDeallocation(pm);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createApproximateMath());
   addStridedMetadataExpansion(pm);
@@ -100,6 +106,7 @@ void fxmlir::buildJitCudaPipeline(OpPassManager &pm,
                                   const JitCudaOptions &options) {
   buildJitToLinalgPipeline(pm);
   addBufferization(pm);
+  addDeallocation(pm);
   pm.addNestedPass<func::FuncOp>(createGpuReductionsInnermost());
   pm.addNestedPass<func::FuncOp>(
       createGpuRowReductions({/*blockSize=*/options.blockSize}));

@@ -151,6 +151,25 @@ def FuseSiblingReductions : Pass<"fxmlir-fuse-sibling-reductions", "::mlir::func
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FuseRowLoops : Pass<"fxmlir-fuse-row-loops", "::mlir::func::FuncOp"> {
+  let summary = "Run consecutive linalg ops on buffers row by row in one loop nest (CPU)";
+  let description = [{
+    The rows are the leading dims of the function's widest arguments (all
+    but the innermost). Consecutive linalg ops on buffers whose first loops
+    run over those rows become one `scf.for` nest over them, each op applied
+    to its buffers' slices at the row, when every buffer one of them writes
+    is read and written by all of them at the row's own indices (or by one
+    op alone: a sum over the rows), so that no op reads a row another has
+    yet to write. Views, allocations and ops that touch none of the group's
+    buffers between them move above the nest. Rows of fewer than 64
+    elements are left as they are. Runs after bufferization, before
+    deallocation.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"];
+}
+
 def ExpandBF16Conversions : Pass<"fxmlir-expand-bf16-conversions"> {
   let summary = "Expand f32 <-> bf16 conversions into integer ops";
   let description = [{
