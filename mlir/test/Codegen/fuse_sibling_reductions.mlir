@@ -144,3 +144,76 @@ func.func @elementwise(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, 
   } -> tensor<8xf32>
   return %x, %y : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// Two row sums of seven shared inputs: sixteen operands between them, but
+// the merged op reads each input once: nine.
+// CHECK-LABEL: func.func @shared_inputs_counted_once
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.generic
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @shared_inputs_counted_once(%x0: tensor<4x64xf32>, %x1: tensor<4x64xf32>, %x2: tensor<4x64xf32>, %x3: tensor<4x64xf32>, %x4: tensor<4x64xf32>, %x5: tensor<4x64xf32>, %x6: tensor<4x64xf32>, %oa: tensor<4xf32>, %ob: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = linalg.generic {indexing_maps = [#x, #x, #x, #x, #x, #x, #x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x0, %x1, %x2, %x3, %x4, %x5, %x6 : tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>) outs(%oa : tensor<4xf32>) {
+  ^bb0(%i0: f32, %i1: f32, %i2: f32, %i3: f32, %i4: f32, %i5: f32, %i6: f32, %acc: f32):
+    %s1 = arith.addf %i0, %i1 : f32
+    %s2 = arith.addf %s1, %i2 : f32
+    %s3 = arith.addf %s2, %i3 : f32
+    %s4 = arith.addf %s3, %i4 : f32
+    %s5 = arith.addf %s4, %i5 : f32
+    %s6 = arith.addf %s5, %i6 : f32
+    %r = arith.addf %s6, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %b = linalg.generic {indexing_maps = [#x, #x, #x, #x, #x, #x, #x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x0, %x1, %x2, %x3, %x4, %x5, %x6 : tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>) outs(%ob : tensor<4xf32>) {
+  ^bb0(%i0: f32, %i1: f32, %i2: f32, %i3: f32, %i4: f32, %i5: f32, %i6: f32, %acc: f32):
+    %s1 = arith.addf %i0, %i1 : f32
+    %s2 = arith.addf %s1, %i2 : f32
+    %s3 = arith.addf %s2, %i3 : f32
+    %s4 = arith.addf %s3, %i4 : f32
+    %s5 = arith.addf %s4, %i5 : f32
+    %s6 = arith.addf %s5, %i6 : f32
+    %r = arith.addf %s6, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %a, %b : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Sharing one input of seven, the merged op would read thirteen inputs:
+// beyond the dozen operands a loop walks well. They stay two ops.
+// CHECK-LABEL: func.func @too_many_streams
+// CHECK-COUNT-2: linalg.generic
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @too_many_streams(%x0: tensor<4x64xf32>, %x1: tensor<4x64xf32>, %x2: tensor<4x64xf32>, %x3: tensor<4x64xf32>, %x4: tensor<4x64xf32>, %x5: tensor<4x64xf32>, %x6: tensor<4x64xf32>, %y1: tensor<4x64xf32>, %y2: tensor<4x64xf32>, %y3: tensor<4x64xf32>, %y4: tensor<4x64xf32>, %y5: tensor<4x64xf32>, %y6: tensor<4x64xf32>, %oa: tensor<4xf32>, %ob: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = linalg.generic {indexing_maps = [#x, #x, #x, #x, #x, #x, #x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x0, %x1, %x2, %x3, %x4, %x5, %x6 : tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>) outs(%oa : tensor<4xf32>) {
+  ^bb0(%i0: f32, %i1: f32, %i2: f32, %i3: f32, %i4: f32, %i5: f32, %i6: f32, %acc: f32):
+    %s1 = arith.addf %i0, %i1 : f32
+    %s2 = arith.addf %s1, %i2 : f32
+    %s3 = arith.addf %s2, %i3 : f32
+    %s4 = arith.addf %s3, %i4 : f32
+    %s5 = arith.addf %s4, %i5 : f32
+    %s6 = arith.addf %s5, %i6 : f32
+    %r = arith.addf %s6, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %b = linalg.generic {indexing_maps = [#x, #x, #x, #x, #x, #x, #x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x0, %y1, %y2, %y3, %y4, %y5, %y6 : tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>) outs(%ob : tensor<4xf32>) {
+  ^bb0(%i0: f32, %i1: f32, %i2: f32, %i3: f32, %i4: f32, %i5: f32, %i6: f32, %acc: f32):
+    %s1 = arith.addf %i0, %i1 : f32
+    %s2 = arith.addf %s1, %i2 : f32
+    %s3 = arith.addf %s2, %i3 : f32
+    %s4 = arith.addf %s3, %i4 : f32
+    %s5 = arith.addf %s4, %i5 : f32
+    %s6 = arith.addf %s5, %i6 : f32
+    %r = arith.addf %s6, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %a, %b : tensor<4xf32>, tensor<4xf32>
+}

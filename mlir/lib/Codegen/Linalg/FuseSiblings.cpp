@@ -18,6 +18,7 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 using namespace fxmlir;
@@ -103,8 +104,19 @@ struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
            second.getNumLoops() == first.getNumLoops() &&
            second.getMatchingIndexingMap(&use) == shared &&
            sameLoops(first, shared, second) &&
-           first->getNumOperands() + second->getNumOperands() <= maxOperands &&
+           mergedOperands(first, second) <= maxOperands &&
            availableBefore(second, first);
+  }
+
+  /// The operands of the op merged from `first` and `second`: an input
+  /// both read through the same map is read once.
+  static unsigned mergedOperands(linalg::GenericOp first,
+                                 linalg::GenericOp second) {
+    llvm::SmallDenseSet<std::pair<Value, AffineMap>> inputs;
+    for (linalg::GenericOp op : {first, second})
+      for (OpOperand *input : op.getDpsInputOperands())
+        inputs.insert({input->get(), op.getMatchingIndexingMap(input)});
+    return inputs.size() + first.getNumDpsInits() + second.getNumDpsInits();
   }
 
   bool isCandidate(linalg::GenericOp op) const {
