@@ -18,7 +18,6 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
-#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 using namespace fxmlir;
@@ -67,6 +66,24 @@ static bool namesEveryLoop(AffineMap map) {
 }
 
 namespace {
+/// The inputs of an op merged from two: one that both read through the
+/// same map is read once.
+struct MergedInputs {
+  SmallVector<Value> values;
+  SmallVector<AffineMap> maps;
+
+  /// The index of `operand` of `op` among the merged inputs.
+  unsigned add(linalg::GenericOp op, OpOperand *operand) {
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    for (auto [index, known] : llvm::enumerate(values))
+      if (known == operand->get() && maps[index] == map)
+        return index;
+    values.push_back(operand->get());
+    maps.push_back(map);
+    return values.size() - 1;
+  }
+};
+
 /// Which siblings a pattern merges: elementwise ops, or reductions.
 enum class SiblingKind { Pointwise, Reduction };
 
@@ -112,11 +129,12 @@ struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
   /// both read through the same map is read once.
   static unsigned mergedOperands(linalg::GenericOp first,
                                  linalg::GenericOp second) {
-    llvm::SmallDenseSet<std::pair<Value, AffineMap>> inputs;
+    MergedInputs inputs;
     for (linalg::GenericOp op : {first, second})
       for (OpOperand *input : op.getDpsInputOperands())
-        inputs.insert({input->get(), op.getMatchingIndexingMap(input)});
-    return inputs.size() + first.getNumDpsInits() + second.getNumDpsInits();
+        inputs.add(op, input);
+    return inputs.values.size() + first.getNumDpsInits() +
+           second.getNumDpsInits();
   }
 
   bool isCandidate(linalg::GenericOp op) const {
@@ -172,23 +190,16 @@ struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
 
   static void merge(PatternRewriter &rewriter, linalg::GenericOp first,
                     linalg::GenericOp second) {
-    SmallVector<Value> inputs, inits;
-    SmallVector<AffineMap> inputMaps, initMaps;
+    MergedInputs shared;
+    SmallVector<Value> inits;
+    SmallVector<AffineMap> initMaps;
     SmallVector<Source> firstArgs, secondArgs;
-    // An input both read through the same map is read once.
-    auto addInput = [&](linalg::GenericOp op, OpOperand *operand) {
-      AffineMap map = op.getMatchingIndexingMap(operand);
-      for (auto [index, known] : llvm::enumerate(inputs))
-        if (known == operand->get() && inputMaps[index] == map)
-          return Source{false, static_cast<unsigned>(index)};
-      inputs.push_back(operand->get());
-      inputMaps.push_back(map);
-      return Source{false, static_cast<unsigned>(inputs.size() - 1)};
-    };
     for (OpOperand *operand : first.getDpsInputOperands())
-      firstArgs.push_back(addInput(first, operand));
+      firstArgs.push_back(Source{false, shared.add(first, operand)});
     for (OpOperand *operand : second.getDpsInputOperands())
-      secondArgs.push_back(addInput(second, operand));
+      secondArgs.push_back(Source{false, shared.add(second, operand)});
+    SmallVector<Value> &inputs = shared.values;
+    SmallVector<AffineMap> &inputMaps = shared.maps;
     for (auto [op, args] : {std::pair{first, &firstArgs},
                             std::pair{second, &secondArgs}})
       for (OpOperand &init : op.getDpsInitsMutable()) {
