@@ -47,6 +47,12 @@ def layer_norm(x, w, b):
     return F.layer_norm(torch.tanh(x), x.shape[-1:], w, b)
 
 
+def scale_3d(x, w):
+    # w's gradient sums over B and T of [B, T, C]: a column reduction of
+    # two reduced dims.
+    return torch.tanh(x) * w
+
+
 CASES = {
     "chain": (chain, lambda rows, dtype: [torch.randn(rows, 96, dtype=dtype)
                                           for _ in range(3)]),
@@ -55,6 +61,9 @@ CASES = {
     "layer_norm": (layer_norm, lambda rows, dtype: [torch.randn(rows, 96, dtype=dtype),
                                                     torch.randn(96, dtype=dtype),
                                                     torch.randn(96, dtype=dtype)]),
+    # 40 columns: blocks of 16 columns, the last one partly out of range.
+    "scale_3d": (scale_3d, lambda rows, dtype: [torch.randn(3, rows, 40, dtype=dtype),
+                                                torch.randn(40, dtype=dtype)]),
 }
 
 
@@ -151,3 +160,14 @@ def test_cuda_regions_lower_without_a_gpu():
     _C.jit_check_cuda(text.replace('"cpu"', '"cuda:0"'), name)
     with pytest.raises(_C.Error, match="jit_missing"):
         _C.jit_check_cuda(text, "jit_missing")
+
+
+@pytest.mark.parametrize("shape, dims", [((32, 40), (0,)), ((4, 8, 40), (0, 1))], ids=str)
+def test_cuda_column_reductions_lower_without_a_gpu(shape, dims):
+    """Sums over rows (one reduced dim, or two) take
+    fxmlir-gpu-column-reductions' blocks of columns: the lowering to PTX
+    runs for each."""
+    x, w = torch.randn(shape), torch.randn(40)
+    graph = outline(lambda x, w: (torch.tanh(x) * w).sum(dims), x, w)
+    ((name, text),) = graph.functions.items()
+    _C.jit_check_cuda(text.replace('"cpu"', '"cuda:0"'), name)

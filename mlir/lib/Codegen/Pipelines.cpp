@@ -107,6 +107,7 @@ void fxmlir::buildJitCudaPipeline(OpPassManager &pm,
   buildJitToLinalgPipeline(pm);
   addBufferization(pm);
   addDeallocation(pm);
+  pm.addNestedPass<func::FuncOp>(createGpuColumnReductions());
   pm.addNestedPass<func::FuncOp>(createGpuReductionsInnermost());
   pm.addNestedPass<func::FuncOp>(
       createGpuRowReductions({/*blockSize=*/options.blockSize}));

@@ -200,6 +200,26 @@ def StoreHalfAsBits : Pass<"fxmlir-store-half-bits"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def GpuColumnReductions : Pass<"fxmlir-gpu-column-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Map reductions over rows to GPU blocks of adjacent columns";
+  let description = [{
+    A `linalg.generic` on buffers whose innermost loop is parallel and whose
+    other loops include reductions (a sum over rows: a bias or norm weight
+    gradient), reading its inputs with that loop's index innermost and
+    combining with one op (as `fxmlir-gpu-row-reductions` takes), becomes a
+    `gpu.launch` of one block per 16 adjacent columns (and outer parallel
+    index): a thread per column and 32 threads down each column, each
+    folding every 32nd reduced row, so that a warp's loads are contiguous;
+    the 32 partial results of a column meet in shared memory and its first
+    thread folds them into the output. Before it, such a reduction became a
+    row reduction of the transposed input, a block per column whose warps
+    read 32 rows apart.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def GpuReductionsInnermost : Pass<"fxmlir-gpu-reductions-innermost", "::mlir::func::FuncOp"> {
   let summary = "Put a linalg.generic's reduction loops inside its parallel ones";
   let description = [{
@@ -209,7 +229,8 @@ def GpuReductionsInnermost : Pass<"fxmlir-gpu-reductions-innermost", "::mlir::fu
     parallel-loop mapping keeps loop order: an outer reduction loop stayed
     on the host, launching a kernel per reduced index. Innermost, one kernel
     computes every output; a single reduction loop is then a row reduction
-    for `fxmlir-gpu-row-reductions` (a block per output).
+    for `fxmlir-gpu-row-reductions` (a block per output). Reductions over
+    rows read contiguously are `fxmlir-gpu-column-reductions`' before it.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }

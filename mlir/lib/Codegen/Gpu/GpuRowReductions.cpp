@@ -1,5 +1,6 @@
 //===- GpuRowReductions.cpp - one GPU block per reduced row ---------------===//
 
+#include "Combiner.h"
 #include "LoopIndices.h"
 
 #include "fxmlir/Codegen/Passes.h"
@@ -13,58 +14,6 @@ namespace fxmlir {
 
 using namespace mlir;
 using namespace fxmlir;
-
-namespace {
-/// How a reduction body folds an element into its accumulator.
-struct Combiner {
-  Operation *op;
-  gpu::AllReduceOperation kind;
-  /// The value combine(x, identity) leaves x unchanged with.
-  TypedAttr identity;
-};
-} // namespace
-
-/// The combining op of a body yielding `combine(f(inputs), acc)` where the
-/// accumulator `acc` is used by that op only.
-static std::optional<Combiner> findCombiner(linalg::GenericOp generic) {
-  Block *body = generic.getBody();
-  BlockArgument acc = body->getArguments().back();
-  auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  Operation *op = yield.getOperand(0).getDefiningOp();
-  if (!op || op->getNumOperands() != 2 || !acc.hasOneUse() ||
-      !llvm::is_contained(op->getOperands(), Value(acc)))
-    return std::nullopt;
-  Type type = acc.getType();
-  Builder b(op->getContext());
-  auto floatType = dyn_cast<FloatType>(type);
-  auto infinity = [&](bool negative) -> TypedAttr {
-    return b.getFloatAttr(
-        type, APFloat::getInf(floatType.getFloatSemantics(), negative));
-  };
-  auto intLimit = [&](bool minimum) -> TypedAttr {
-    unsigned width = type.getIntOrFloatBitWidth();
-    return b.getIntegerAttr(type, minimum ? APInt::getSignedMinValue(width)
-                                          : APInt::getSignedMaxValue(width));
-  };
-  using Kind = gpu::AllReduceOperation;
-  if (isa<arith::AddFOp, arith::AddIOp>(op))
-    return Combiner{op, Kind::ADD, cast<TypedAttr>(b.getZeroAttr(type))};
-  if (isa<arith::MulFOp>(op))
-    return Combiner{op, Kind::MUL, b.getFloatAttr(type, 1.0)};
-  if (isa<arith::MaxNumFOp>(op))
-    return Combiner{op, Kind::MAXNUMF, infinity(true)};
-  if (isa<arith::MaximumFOp>(op))
-    return Combiner{op, Kind::MAXIMUMF, infinity(true)};
-  if (isa<arith::MinNumFOp>(op))
-    return Combiner{op, Kind::MINNUMF, infinity(false)};
-  if (isa<arith::MinimumFOp>(op))
-    return Combiner{op, Kind::MINIMUMF, infinity(false)};
-  if (isa<arith::MaxSIOp>(op))
-    return Combiner{op, Kind::MAXSI, intLimit(true)};
-  if (isa<arith::MinSIOp>(op))
-    return Combiner{op, Kind::MINSI, intLimit(false)};
-  return std::nullopt;
-}
 
 /// A reduction of the last loop dim into one output indexed by the other
 /// loop dims in order, reading its inputs through dims and constants.
@@ -167,11 +116,7 @@ static void mapToBlocks(linalg::GenericOp generic, const Combiner &combiner,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, zero);
   scf::IfOp::create(b, loc, first, [&](OpBuilder &tb, Location tloc) {
     Value initial = memref::LoadOp::create(tb, tloc, output, loops);
-    IRMapping mapping;
-    for (Value operand : combiner.op->getOperands())
-      mapping.map(operand, operand == body->getArguments().back() ? initial
-                                                                  : total);
-    Value folded = tb.clone(*combiner.op, mapping)->getResult(0);
+    Value folded = combiner.combine(tb, initial, total);
     memref::StoreOp::create(tb, tloc, folded, output, loops);
     scf::YieldOp::create(tb, tloc);
   });

@@ -1,0 +1,58 @@
+//===- Combiner.cpp - how a reduction body folds an element ---------------===//
+
+#include "Combiner.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace fxmlir;
+
+Value Combiner::combine(OpBuilder &builder, Value accumulated,
+                        Value element) const {
+  IRMapping mapping;
+  mapping.map(op->getOperand(1 - accumulatorOperand), element);
+  mapping.map(op->getOperand(accumulatorOperand), accumulated);
+  return builder.clone(*op, mapping)->getResult(0);
+}
+
+std::optional<Combiner> fxmlir::findCombiner(linalg::GenericOp generic) {
+  Block *body = generic.getBody();
+  BlockArgument acc = body->getArguments().back();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  Operation *op = yield.getOperand(0).getDefiningOp();
+  if (!op || op->getNumOperands() != 2 || !acc.hasOneUse() ||
+      !llvm::is_contained(op->getOperands(), Value(acc)))
+    return std::nullopt;
+  unsigned accOperand = op->getOperand(0) == acc ? 0 : 1;
+  Type type = acc.getType();
+  Builder b(op->getContext());
+  auto floatType = dyn_cast<FloatType>(type);
+  auto infinity = [&](bool negative) -> TypedAttr {
+    return b.getFloatAttr(
+        type, APFloat::getInf(floatType.getFloatSemantics(), negative));
+  };
+  auto intLimit = [&](bool minimum) -> TypedAttr {
+    unsigned width = type.getIntOrFloatBitWidth();
+    return b.getIntegerAttr(type, minimum ? APInt::getSignedMinValue(width)
+                                          : APInt::getSignedMaxValue(width));
+  };
+  using Kind = gpu::AllReduceOperation;
+  if (isa<arith::AddFOp, arith::AddIOp>(op))
+    return Combiner{op, Kind::ADD, cast<TypedAttr>(b.getZeroAttr(type)), accOperand};
+  if (isa<arith::MulFOp>(op))
+    return Combiner{op, Kind::MUL, b.getFloatAttr(type, 1.0), accOperand};
+  if (isa<arith::MaxNumFOp>(op))
+    return Combiner{op, Kind::MAXNUMF, infinity(true), accOperand};
+  if (isa<arith::MaximumFOp>(op))
+    return Combiner{op, Kind::MAXIMUMF, infinity(true), accOperand};
+  if (isa<arith::MinNumFOp>(op))
+    return Combiner{op, Kind::MINNUMF, infinity(false), accOperand};
+  if (isa<arith::MinimumFOp>(op))
+    return Combiner{op, Kind::MINIMUMF, infinity(false), accOperand};
+  if (isa<arith::MaxSIOp>(op))
+    return Combiner{op, Kind::MAXSI, intLimit(true), accOperand};
+  if (isa<arith::MinSIOp>(op))
+    return Combiner{op, Kind::MINSI, intLimit(false), accOperand};
+  return std::nullopt;
+}
