@@ -167,8 +167,9 @@ for phase in "$@"; do
     build) build ;;
     test) run_tests ;;
     steps) steps bf16; steps ops; steps f32 ;;
+    bf16) steps bf16 ;;
     memory) memory ;;
     run) run_tests 150; steps bf16 240; memory 80; steps ops 35; steps f32 60 ;;
-    *) echo "unknown phase $phase (pack, build, test, steps, memory, run)"; exit 2 ;;
+    *) echo "unknown phase $phase (pack, build, test, steps, bf16, memory, run)"; exit 2 ;;
   esac
 done
