@@ -27,8 +27,9 @@
 // CHECK: scf.if
 // CHECK: scf.for
 // CHECK: memref.load %[[PARTIALS]]
-// CHECK: memref.load %arg1[%[[COLUMN]]] : memref<96xf32>
-// CHECK: memref.store %{{.*}}, %arg1[%[[COLUMN]]] : memref<96xf32>
+// CHECK: %[[INITIAL:.*]] = memref.load %arg1[%[[COLUMN]]] : memref<96xf32>
+// CHECK: %[[FOLDED:.*]] = arith.addf %{{.*}}, %[[INITIAL]]
+// CHECK: memref.store %[[FOLDED]], %arg1[%[[COLUMN]]] : memref<96xf32>
 // CHECK: gpu.terminator
 // CHECK-NOT: linalg.generic
 func.func @column_sum(%x: memref<?x96xf32>, %out: memref<96xf32>) {
@@ -109,6 +110,56 @@ func.func @not_columns(%x: memref<8x64xf32>, %t: memref<64x8xf32>, %sum: memref<
   ^bb0(%in: f32, %acc: f32):
     %m = arith.mulf %acc, %acc : f32
     %s = arith.addf %in, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// The output filled just before (the reduction's accumulator): the block
+// stores its total where it would add it to the loaded zero, and the fill,
+// a kernel launch, is gone. Filled with another value, it adds the value.
+// A fill of an output read before the reduction stays, and is loaded.
+// CHECK-LABEL: func.func @filled_outputs
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch
+// CHECK: gpu.barrier
+// CHECK: %[[TOTAL:.*]] = scf.for
+// CHECK-NOT: memref.load %arg1[
+// CHECK: memref.store %[[TOTAL]], %arg1[
+// CHECK: gpu.launch
+// CHECK: gpu.barrier
+// CHECK: %[[TOTAL2:.*]] = scf.for
+// CHECK-NOT: memref.load %arg2[
+// CHECK: %[[PLUS:.*]] = arith.addf %[[TOTAL2]], %cst
+// CHECK: memref.store %[[PLUS]], %arg2[
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg3 : memref<96xf32>)
+// CHECK: memref.copy %arg3, %arg4
+// CHECK: gpu.launch
+// CHECK: memref.load %arg3[
+func.func @filled_outputs(%x: memref<?x96xf32>, %out: memref<96xf32>, %shifted: memref<96xf32>,
+                          %read: memref<96xf32>, %copy: memref<96xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<96xf32>)
+  linalg.generic {indexing_maps = [#in, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<?x96xf32>) outs(%out : memref<96xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%one : f32) outs(%shifted : memref<96xf32>)
+  linalg.generic {indexing_maps = [#in, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<?x96xf32>) outs(%shifted : memref<96xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%read : memref<96xf32>)
+  memref.copy %read, %copy : memref<96xf32> to memref<96xf32>
+  linalg.generic {indexing_maps = [#in, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<?x96xf32>) outs(%read : memref<96xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
     linalg.yield %s : f32
   }
   return

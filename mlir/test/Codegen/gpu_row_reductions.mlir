@@ -94,3 +94,23 @@ func.func @not_rows(%x: memref<8x64xf32>, %cols: memref<64xf32>, %out: memref<8x
   }
   return
 }
+
+// A row max into an output filled with -inf just before: thread 0 stores
+// the block's max (no load), and the fill's kernel is gone.
+// CHECK-LABEL: func.func @filled_row_max
+// CHECK-NOT: linalg.fill
+// CHECK: %[[TOTAL:.*]] = gpu.all_reduce maximumf
+// CHECK: scf.if
+// CHECK-NOT: memref.load %arg1[
+// CHECK: memref.store %[[TOTAL]], %arg1[
+func.func @filled_row_max(%x: memref<8x64xf32>, %out: memref<8xf32>) {
+  %low = arith.constant 0xFF800000 : f32
+  linalg.fill ins(%low : f32) outs(%out : memref<8xf32>)
+  linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x64xf32>) outs(%out : memref<8xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maximumf %in, %acc : f32
+    linalg.yield %m : f32
+  }
+  return
+}

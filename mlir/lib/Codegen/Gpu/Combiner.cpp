@@ -3,7 +3,10 @@
 #include "Combiner.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 using namespace fxmlir;
@@ -55,4 +58,55 @@ std::optional<Combiner> fxmlir::findCombiner(linalg::GenericOp generic) {
   if (isa<arith::MinSIOp>(op))
     return Combiner{op, Kind::MINSI, intLimit(false), accOperand};
   return std::nullopt;
+}
+
+/// The buffer `value` views (followed through view-like ops).
+static Value viewedBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// Whether `op` or an op nested in it has an operand viewing `buffer`.
+static bool touches(Operation *op, Value buffer) {
+  WalkResult result = op->walk([&](Operation *nested) {
+    // Sizes and views of the buffer are not its contents.
+    if (isMemoryEffectFree(nested))
+      return WalkResult::advance();
+    for (Value operand : nested->getOperands())
+      if (isa<BaseMemRefType>(operand.getType()) &&
+          viewedBuffer(operand) == buffer)
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+linalg::FillOp fxmlir::initialFill(linalg::GenericOp generic) {
+  Value output = generic.getDpsInitOperand(0)->get();
+  Value buffer = viewedBuffer(output);
+  for (Operation *op = generic->getPrevNode(); op; op = op->getPrevNode()) {
+    auto fill = dyn_cast<linalg::FillOp>(op);
+    if (fill && fill.hasPureBufferSemantics() &&
+        fill.getDpsInitOperand(0)->get() == output)
+      return fill;
+    if (touches(op, buffer))
+      return nullptr;
+  }
+  return nullptr;
+}
+
+Value fxmlir::foldIntoOutput(OpBuilder &builder, Location loc,
+                             const Combiner &combiner, linalg::FillOp fill,
+                             Value output, ValueRange indices, Value total) {
+  if (!fill) {
+    Value initial = memref::LoadOp::create(builder, loc, output, indices);
+    return combiner.combine(builder, initial, total);
+  }
+  Value value = fill.getDpsInputOperand(0)->get();
+  Attribute constant;
+  if (matchPattern(value, m_Constant(&constant)) &&
+      constant == combiner.identity)
+    return total;
+  return combiner.combine(builder, value, total);
 }

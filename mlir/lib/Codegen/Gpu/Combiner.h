@@ -36,6 +36,19 @@ struct Combiner {
 /// accumulator `acc` is used by that op only.
 std::optional<Combiner> findCombiner(linalg::GenericOp generic);
 
+/// The `linalg.fill` of `generic`'s whole output that gives it its values
+/// before `generic` (nothing between them touches the output's memory), or
+/// null. A mapping that writes every output element folds its result into
+/// the fill's value and erases the fill: a kernel launch less.
+linalg::FillOp initialFill(linalg::GenericOp generic);
+
+/// `total` folded into output element `indices` (its value before the
+/// reduction): the fill's value where `fill` is set, the identity adding
+/// nothing, else the element loaded.
+Value foldIntoOutput(OpBuilder &builder, Location loc,
+                     const Combiner &combiner, linalg::FillOp fill,
+                     Value output, ValueRange indices, Value total);
+
 } // namespace fxmlir
 
 #endif // FXMLIR_LIB_CODEGEN_GPU_COMBINER_H

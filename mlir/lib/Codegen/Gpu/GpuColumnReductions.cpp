@@ -92,6 +92,8 @@ static Value product(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
 
 static void mapToColumnBlocks(linalg::GenericOp generic,
                               const Combiner &combiner) {
+  Value output = generic.getDpsInitOperand(0)->get();
+  linalg::FillOp fill = initialFill(generic);
   OpBuilder b(generic);
   Location loc = generic.getLoc();
   SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
@@ -208,15 +210,16 @@ static void mapToColumnBlocks(linalg::GenericOp generic,
         });
     SmallVector<Value> indices = outer;
     indices.push_back(column);
-    Value output = generic.getDpsInitOperand(0)->get();
-    Value initial = memref::LoadOp::create(tb, tloc, output, indices);
-    memref::StoreOp::create(
-        tb, tloc, combiner.combine(tb, initial, total.getResult(0)), output,
-        indices);
+    memref::StoreOp::create(tb, tloc,
+                            foldIntoOutput(tb, tloc, combiner, fill, output,
+                                           indices, total.getResult(0)),
+                            output, indices);
     scf::YieldOp::create(tb, tloc);
   });
   gpu::TerminatorOp::create(b, loc);
   generic.erase();
+  if (fill)
+    fill.erase();
 }
 
 namespace {

@@ -40,6 +40,7 @@ static bool isRowReduction(linalg::GenericOp generic) {
 
 static void mapToBlocks(linalg::GenericOp generic, const Combiner &combiner,
                         int64_t blockSize) {
+  linalg::FillOp fill = initialFill(generic);
   OpBuilder b(generic);
   Location loc = generic.getLoc();
   SmallVector<Value> sizes;
@@ -115,13 +116,15 @@ static void mapToBlocks(linalg::GenericOp generic, const Combiner &combiner,
   Value first =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, zero);
   scf::IfOp::create(b, loc, first, [&](OpBuilder &tb, Location tloc) {
-    Value initial = memref::LoadOp::create(tb, tloc, output, loops);
-    Value folded = combiner.combine(tb, initial, total);
+    Value folded =
+        foldIntoOutput(tb, tloc, combiner, fill, output, loops, total);
     memref::StoreOp::create(tb, tloc, folded, output, loops);
     scf::YieldOp::create(tb, tloc);
   });
   gpu::TerminatorOp::create(b, loc);
   generic.erase();
+  if (fill)
+    fill.erase();
 }
 
 namespace {

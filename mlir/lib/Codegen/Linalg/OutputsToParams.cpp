@@ -53,6 +53,10 @@ static bool writeInto(Value value, Value dest, OpBuilder &b) {
     auto filled = linalg::FillOp::create(b, fill.getLoc(), fill.getInputs(),
                                          ValueRange{dest});
     init->set(filled.getResult(0));
+    // Bufferized, a fill no op reads still allocates and writes its buffer
+    // (a kernel launch on a GPU).
+    if (fill->use_empty())
+      fill.erase();
     return true;
   }
   return false;
