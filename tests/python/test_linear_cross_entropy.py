@@ -69,10 +69,13 @@ def test_the_op_and_its_gradient_equal_eagers(device, dtype, weight_dtype, bias,
     assert loss.dtype == torch.float32 and lse.shape == (1024,)
     torch.testing.assert_close(loss, want, **tolerance)
     if return_logits:
-        # A float32 weight's logits are products of one block of columns at
-        # a time, which cuBLAS sums in another order than eager's one product:
-        # a bf16 logit may round one step apart (seen on the H200).
-        torch.testing.assert_close(got_logits, logits, **tolerance)
+        # Logits are products of one block of columns at a time, which cuBLAS
+        # sums in another order than eager's one product: a bf16 logit may
+        # round one step apart, and one near zero (16 products cancelling)
+        # by a step of the products' own size (0.057 where eager has ~0, at
+        # 9001 columns on the H200): error relative to the largest logit.
+        torch.testing.assert_close(got_logits, logits, rtol=tolerance["rtol"],
+                                   atol=tolerance["rtol"] * logits.abs().max().item())
     else:
         assert got_logits.shape == (0,)
     for got, expected in zip(got_grads, want_grads):
