@@ -225,23 +225,20 @@ def mlp_block(approximate: str) -> nn.Module:
 
 
 def _implementations(model: nn.Module, sizes: Sizes) -> dict[str, Callable]:
-    # fxmlir's default outlines JIT regions on CPU tensors: "no regions" shows
-    # what they add; on CUDA they are opt-in ("codegen"), so there the default
-    # is "no regions". First calls run in this order, in one process: "no
-    # regions" before the default, so that fxmlir's one-time start (its
-    # libraries, the MLIR context) is not counted as what regions add.
-    impls: dict[str, Callable] = {"eager": model, "Inductor": _compiled(model)}
-    if not sizes.cuda_graphs:  # the CPU sizes
-        impls["fxmlir no regions"] = _compiled(model, _fxmlir(codegen=False))
-    impls["fxmlir"] = _compiled(model, _fxmlir())
+    # fxmlir's default outlines JIT regions: "no regions" shows what they
+    # add. First calls run in this order, in one process: "no regions" before
+    # the default, so that fxmlir's one-time start (its libraries, the MLIR
+    # context) is not counted as what regions add.
+    impls: dict[str, Callable] = {"eager": model, "Inductor": _compiled(model),
+                                  "fxmlir no regions": _compiled(model, _fxmlir(codegen=False)),
+                                  "fxmlir": _compiled(model, _fxmlir())}
     if sizes.cuda_graphs:  # the CUDA sizes
-        impls["fxmlir codegen"] = _compiled(model, _fxmlir(codegen=True))
         impls["Inductor reduce-overhead"] = _compiled(model, mode="reduce-overhead")
         impls["fxmlir cudagraphs"] = _compiled(model, _fxmlir(cudagraphs=True))
     return impls
 
 
-PROFILED = ("eager", "Inductor", "fxmlir", "fxmlir codegen")
+PROFILED = ("eager", "Inductor", "fxmlir", "fxmlir no regions")
 
 
 def _profile(path: Path, title: str, calls: dict[str, Callable[[], Any]],

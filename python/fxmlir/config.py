@@ -12,9 +12,9 @@ by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 | FXMLIR_DUMP_DIR       | dump_dir   | a directory (created if missing)             | unset   |
 | FXMLIR_CUDA_GRAPHS    | cudagraphs | a switch                                     | 0       |
 | FXMLIR_CODEGEN_FUSERS | codegen    | a switch: JIT regions after autodiff, on     | unset   |
-|                       |            | CPU and CUDA tensors; unset: CPU ones only,  |         |
-|                       |            | with the default pipelines (CUDA waits for   |         |
-|                       |            | its measurements)                            |         |
+|                       |            | CPU and CUDA tensors; unset: with the        |         |
+|                       |            | default pipelines (not with an explicit      |         |
+|                       |            | list of passes)                              |         |
 | FXMLIR_STRICT         | strict     | a switch: a fallback raises FallbackError    | 0       |
 |                       |            | instead of warning                           |         |
 | FXMLIR_EAGER_RANDOM   | eager_random | a switch: fused dropouts draw eager's masks | 0       |
@@ -191,8 +191,9 @@ class Options:
     passes: Selection = field(default_factory=_default_selection)
     stages: frozenset[str] = field(default_factory=lambda: frozenset(STAGES))
     dump_dir: Path | None = None
-    # JIT regions after autodiff, where the cost model says they pay: True
-    # on CPU and CUDA tensors, None (the default) on CPU ones only.
+    # JIT regions after autodiff on CPU and CUDA tensors, where the cost
+    # model says they pay: True always, None (the default) with the default
+    # pipelines, False never.
     codegen: bool | None = None
     cudagraphs: bool = False
     # A fallback raises (CI): fxmlir.fallback.FallbackError.

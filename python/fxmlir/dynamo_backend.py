@@ -223,8 +223,9 @@ def backend(**options: Unpack[BackendOptions]) -> Callable[..., Any]:
         lists them); a string or a list.
     stages: where round trips run: before_autodiff, forward, backward.
     dump_dir: a folder for IR dumps (`fxmlir report` / `fxmlir show` read it).
-    codegen: JIT regions after autodiff; unset: on CPU tensors where the cost
-        model says they pay; True adds CUDA tensors; False: none.
+    codegen: JIT regions after autodiff, on CPU and CUDA tensors where the
+        cost model says they pay; unset: with the default pipelines; True:
+        with any passes; False: none.
     cudagraphs: replay compiled CUDA graphs through torch's CUDA graph trees.
     strict: a fallback raises fxmlir.fallback.FallbackError (for CI).
     eager_random: fused dropouts draw eager's masks (eager's losses).

@@ -32,6 +32,12 @@ from fxmlir.report import RoundTripRecord
 from fxmlir.standalone import COMPARE_SOURCE, standalone_source
 from fxmlir.subgraph_bodies import round_trip_bodies
 
+# The device types JIT regions are outlined on (where the selection runs
+# fxmlir-outline-jit-regions): CPU and CUDA tensors. On an H200 regions made
+# the bf16 autocast steps 1.10x (GPT-2) and 1.45x (LLaMA-style) faster than
+# without them, f32 LLaMA-style 1.07x, f32 GPT-2 0.99x (docs/benchmarks.md).
+REGION_DEVICE_TYPES = ["cpu", "cuda"]
+
 
 def _op_counts(module: _C.Module) -> dict[str, int]:
     return {k: v for k, v in module.op_counts().items() if k != "func.return"}
@@ -98,7 +104,7 @@ def _round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
     ops_before = _op_counts(module)
     dumper.module("imported", lambda: module.print(fx_names=True))
     selection = _selection(options)
-    explain.collect(module, selection, _region_device_types(options), stage,
+    explain.collect(module, selection, REGION_DEVICE_TYPES, stage,
                     f"{graph_id}/{label}")
     passes = list(selection.for_stage(stage))
     if passes:
@@ -106,7 +112,7 @@ def _round_trip(gm: fx.GraphModule, graph_id: str, stage: str, options: Options,
         # instrumentation reports each pass's time and, when dumping, the
         # module it left.
         runs = module.run_stage(stage, **selection.stage_options(stage),
-                                region_device_types=_region_device_types(options),
+                                region_device_types=REGION_DEVICE_TYPES,
                                 widened_product_dtypes=cpu_products.widened_dtypes(),
                                 snapshots=dumper.enabled)
         for run in runs:
@@ -161,11 +167,6 @@ def _selection(options: Options) -> Selection:
     return selection
 
 
-def _region_device_types(options: Options) -> list[str]:
-    """The device types JIT regions are outlined on: CPU tensors (the
-    pipeline's default) unless codegen is asked for, which adds CUDA (on an
-    H100, the default fused kernels beat its regions: docs/benchmarks.md)."""
-    return ["cpu", "cuda"] if options.codegen is True else []
 
 
 def round_trip_or_fallback(gm: fx.GraphModule, graph_id: str, stage: str,

@@ -1,5 +1,5 @@
-"""JIT regions after autodiff in a compiled training step: on CPU tensors by
-default where the cost model says they pay, on CUDA ones too with
+"""JIT regions after autodiff in a compiled training step: on CPU and CUDA
+tensors by default where the cost model says they pay, with any passes with
 codegen=True / FXMLIR_CODEGEN_FUSERS=1, none with codegen=False (the regions
 themselves: test_mlir_jit.py)."""
 

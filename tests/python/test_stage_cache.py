@@ -78,7 +78,7 @@ def _eager(device: str = "cpu") -> tuple[torch.Tensor, list[torch.Tensor]]:
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
     not torch.cuda.is_available(), reason="CUDA is not available"))])
 def test_a_second_compile_skips_autograd_and_the_round_trips(cache, device):
-    # codegen=True: JIT regions on CUDA tensors too.
+    # JIT regions on CPU and CUDA tensors.
     options = {"codegen": True}
     first = _step(options, device)
     assert sorted(cache) == ["backward", "before_autodiff", "forward"]
