@@ -36,7 +36,7 @@ def test_check_names_a_changed_coefficient(tmp_path: Path, capsys) -> None:
     first = fit_rational.constants(text)["kTanhQ"][1]
     path.write_text(text.replace(f"{first!r}f", f"{first * 1.001!r}f", 1))
     assert fit_rational.main(["--root", str(tmp_path), "--check"]) == 1
-    assert "(kTanhQ)" in capsys.readouterr().err
+    assert "(kTanhP and kTanhQ: relative error" in capsys.readouterr().err
 
 
 def test_constants_reads_scalars_and_arrays() -> None:
