@@ -105,6 +105,7 @@ void fxmlir::buildJitCpuPipeline(OpPassManager &pm) {
 void fxmlir::buildJitCudaPipeline(OpPassManager &pm,
                                   const JitCudaOptions &options) {
   buildJitToLinalgPipeline(pm);
+  pm.addNestedPass<func::FuncOp>(createPrivateFills());
   addBufferization(pm);
   addDeallocation(pm);
   pm.addNestedPass<func::FuncOp>(createGpuColumnReductions());

@@ -64,6 +64,19 @@ def FuseElementwise : Pass<"fxmlir-fuse-elementwise", "::mlir::func::FuncOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PrivateFills : Pass<"fxmlir-private-fills", "::mlir::func::FuncOp"> {
+  let summary = "Give each op that writes into a filled empty tensor a fill of its own";
+  let description = [{
+    A `linalg.fill` of a `tensor.empty` that several destination-style ops
+    write into (two reductions' shared accumulator) keeps its first writer;
+    each other gets a new empty tensor and fill before it. Bufferized, the
+    shared fill became a fill and a copy per extra writer; own fills fold
+    into the GPU reduction mappings, which write every output element.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def OutputsToParams : Pass<"fxmlir-outputs-to-params", "::mlir::func::FuncOp"> {
   let summary = "Make each function result a destination argument written in place";
   let description = [{
