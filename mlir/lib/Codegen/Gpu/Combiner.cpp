@@ -1,6 +1,7 @@
 //===- Combiner.cpp - how a reduction body folds an element ---------------===//
 
 #include "Combiner.h"
+#include "LoopIndices.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -58,6 +59,29 @@ std::optional<Combiner> fxmlir::findCombiner(linalg::GenericOp generic) {
   if (isa<arith::MinSIOp>(op))
     return Combiner{op, Kind::MINSI, intLimit(false), accOperand};
   return std::nullopt;
+}
+
+Value fxmlir::foldElement(OpBuilder &builder, Location loc,
+                          linalg::GenericOp generic, ArrayRef<Value> point,
+                          Value accumulated) {
+  Block *body = generic.getBody();
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  IRMapping mapping;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    unsigned index = input->getOperandNumber();
+    mapping.map(body->getArgument(index),
+                memref::LoadOp::create(builder, loc, input->get(),
+                                       indicesOf(builder, loc, maps[index],
+                                                 point)));
+  }
+  mapping.map(body->getArguments().back(), accumulated);
+  for (Operation &op : body->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(op))
+      mapping.map(index.getResult(), point[index.getDim()]);
+    else
+      builder.clone(op, mapping);
+  }
+  return mapping.lookup(body->getTerminator()->getOperand(0));
 }
 
 /// The buffer `value` views (followed through view-like ops).

@@ -36,6 +36,14 @@ struct Combiner {
 /// accumulator `acc` is used by that op only.
 std::optional<Combiner> findCombiner(linalg::GenericOp generic);
 
+/// `generic`'s body at loop indices `point` folding into `accumulated`: its
+/// inputs loaded through their indexing maps, linalg.index as the point's
+/// index (fused producers may read their position: nll_loss_backward's
+/// class index), the body cloned at `builder`'s insertion point. Returns
+/// the value it yields.
+Value foldElement(OpBuilder &builder, Location loc, linalg::GenericOp generic,
+                  ArrayRef<Value> point, Value accumulated);
+
 /// The `linalg.fill` of `generic`'s whole output that gives it its values
 /// before `generic` (nothing between them touches the output's memory), or
 /// null. A mapping that writes every output element folds its result into

@@ -11,13 +11,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "Combiner.h"
-#include "LoopIndices.h"
 
 #include "fxmlir/Codegen/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/IRMapping.h"
 
 namespace fxmlir {
 #define GEN_PASS_DEF_GPUCOLUMNREDUCTIONS
@@ -148,8 +146,6 @@ static void mapToColumnBlocks(linalg::GenericOp generic,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, column, columns);
 
   // This thread's share of the column: reduced rows ty, ty + kRowThreads, ...
-  Block *body = generic.getBody();
-  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
   Value identity = arith::ConstantOp::create(b, loc, combiner.identity);
   auto share = scf::IfOp::create(
       b, loc, inRange,
@@ -165,24 +161,9 @@ static void mapToColumnBlocks(linalg::GenericOp generic,
                        reducedDims, delinearize(nb, nloc, flat, reducedSizes)))
                 point[dim] = index;
               point.back() = column;
-              IRMapping mapping;
-              for (OpOperand *input : generic.getDpsInputOperands()) {
-                unsigned index = input->getOperandNumber();
-                mapping.map(body->getArgument(index),
-                            memref::LoadOp::create(
-                                nb, nloc, input->get(),
-                                indicesOf(nb, nloc, maps[index], point)));
-              }
-              mapping.map(body->getArguments().back(), iter.front());
-              for (Operation &op : body->without_terminator()) {
-                if (auto index = dyn_cast<linalg::IndexOp>(op))
-                  mapping.map(index.getResult(), point[index.getDim()]);
-                else
-                  nb.clone(op, mapping);
-              }
-              scf::YieldOp::create(
-                  nb, nloc,
-                  mapping.lookup(body->getTerminator()->getOperand(0)));
+              scf::YieldOp::create(nb, nloc,
+                                   foldElement(nb, nloc, generic, point,
+                                               iter.front()));
             });
         scf::YieldOp::create(tb, tloc, strided.getResults());
       },

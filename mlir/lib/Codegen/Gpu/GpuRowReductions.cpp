@@ -1,11 +1,9 @@
 //===- GpuRowReductions.cpp - one GPU block per reduced row ---------------===//
 
 #include "Combiner.h"
-#include "LoopIndices.h"
 
 #include "fxmlir/Codegen/Passes.h"
 
-#include "mlir/IR/IRMapping.h"
 
 namespace fxmlir {
 #define GEN_PASS_DEF_GPUROWREDUCTIONS
@@ -76,33 +74,14 @@ static void mapToBlocks(linalg::GenericOp generic, const Combiner &combiner,
     rest = arith::DivUIOp::create(b, loc, rest, sizes[d]);
   }
 
-  Block *body = generic.getBody();
-  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
   Value identity = arith::ConstantOp::create(b, loc, combiner.identity);
   auto strided = scf::ForOp::create(
       b, loc, thread, rowLength, threads, ValueRange{identity},
       [&](OpBuilder &nb, Location nloc, Value column, ValueRange iter) {
         SmallVector<Value> point = loops;
         point.push_back(column);
-        IRMapping mapping;
-        for (OpOperand *input : generic.getDpsInputOperands()) {
-          unsigned index = input->getOperandNumber();
-          Value element = memref::LoadOp::create(
-              nb, nloc, input->get(),
-              indicesOf(nb, nloc, maps[index], point));
-          mapping.map(body->getArgument(index), element);
-        }
-        mapping.map(body->getArguments().back(), iter.front());
-        // Fused producers may read their position (nll_loss_backward's
-        // class index): linalg.index is the point's index.
-        for (Operation &op : body->without_terminator()) {
-          if (auto index = dyn_cast<linalg::IndexOp>(op))
-            mapping.map(index.getResult(), point[index.getDim()]);
-          else
-            nb.clone(op, mapping);
-        }
         scf::YieldOp::create(
-            nb, nloc, mapping.lookup(body->getTerminator()->getOperand(0)));
+            nb, nloc, foldElement(nb, nloc, generic, point, iter.front()));
       });
   Value total =
       gpu::AllReduceOp::create(b, loc, strided.getResult(0),
