@@ -1,19 +1,23 @@
 //===- PhiloxTest.cpp - the CPU mask draws against plain Philox -----------===//
 //
 // Philox4x32-10 against Random123's known-answer vectors, and the CPU mask
-// draws (csrc/kernels/cpu/RandomMask.cpp, with the AVX2 path of
-// PhiloxAvx2.cpp where this CPU takes it) against a scalar loop over
-// philox4x32: the same bits for any range, threshold and counter, counters
-// past 2^32 blocks included; and the unpacking of a packed mask into flags.
+// draws (csrc/kernels/cpu/RandomMask.cpp, with the widest hand-vectorized
+// path this CPU has; and each of those paths, PhiloxAvx2.cpp's and
+// PhiloxAvx512.cpp's, on its own where the CPU has it) against a scalar
+// loop over philox4x32: the same bits for any range, threshold and counter,
+// counters past 2^32 blocks included; and the unpacking of a packed mask
+// into flags.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../../csrc/kernels/common/Philox.h"
+#include "../../csrc/kernels/cpu/PhiloxX86.h"
 #include "../../csrc/kernels/cpu/RandomMask.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 using namespace fxmlir::kernels;
@@ -57,6 +61,14 @@ const uint32_t kThresholds[] = {keepThreshold(0.0), keepThreshold(0.1),
 const int64_t kFirstBytes[] = {0, 12345, (int64_t{1} << 31) - 13};
 const int64_t kFirstElements[] = {0, 7, (int64_t{1} << 34) - 50};
 
+/// A block's 4 bools as keepBytes lays them out (byte k for word k).
+uint32_t keepBytesOf(const bool *block) {
+  uint32_t word = 0;
+  for (int k = 0; k < 4; ++k)
+    word |= static_cast<uint32_t>(block[k]) << (8 * k);
+  return word;
+}
+
 TEST(Philox, PackedKeepBytesAreScalarPhilox) {
   for (uint32_t threshold : kThresholds)
     for (int64_t first : kFirstBytes)
@@ -74,6 +86,64 @@ TEST(Philox, PackedKeepBytesAreScalarPhilox) {
         }
       }
 }
+
+/// One hand-vectorized path: its packed-mask and random_mask_like draws.
+struct VectorDraws {
+  std::string name;
+  int64_t (*keepBytes)(uint8_t *, uint8_t *, int64_t, int64_t, uint32_t,
+                       uint64_t);
+  int64_t (*maskBlocks)(bool *, int64_t, int64_t, uint32_t, uint64_t);
+};
+
+class PhiloxVector : public testing::TestWithParam<VectorDraws> {};
+
+// The bytes and blocks a path draws (whole groups: a prefix of the range)
+// are scalar Philox's; a path draws nothing only where the CPU lacks it.
+TEST_P(PhiloxVector, DrawsAreScalarPhilox) {
+  const VectorDraws &path = GetParam();
+  constexpr int64_t kBytes = 517, kBlocks = 1033;
+  std::vector<uint8_t> probeBits(kBytes), probeFlags(8 * kBytes);
+  if (path.keepBytes(probeBits.data(), probeFlags.data(), 0, kBytes,
+                     kThresholds[1], kSeed) == 0)
+    GTEST_SKIP() << "this CPU lacks " << path.name;
+  for (uint32_t threshold : kThresholds)
+    for (int64_t first : kFirstBytes) {
+      std::vector<uint8_t> bits(kBytes), flags(8 * kBytes);
+      int64_t drawn = path.keepBytes(bits.data(), flags.data(), first, kBytes,
+                                     threshold, kSeed);
+      ASSERT_GT(drawn, kBytes - 64);
+      ASSERT_LE(drawn, kBytes);
+      for (int64_t b = 0; b < drawn; ++b) {
+        uint64_t block = 2 * static_cast<uint64_t>(first + b);
+        uint32_t expected =
+            keepBits(philox4x32(block, 0, kSeed), threshold) |
+            keepBits(philox4x32(block + 1, 0, kSeed), threshold) << 4;
+        ASSERT_EQ(bits[b], expected) << path.name << ", byte " << first + b;
+        for (int j = 0; j < 8; ++j)
+          ASSERT_EQ(flags[8 * b + j], (expected >> j) & 1u);
+      }
+      int64_t firstBlock = 2 * first;
+      std::vector<uint8_t> storage(4 * kBlocks);
+      bool *mask = reinterpret_cast<bool *>(storage.data()) - 4 * firstBlock;
+      drawn = path.maskBlocks(mask, firstBlock, kBlocks, threshold, kSeed);
+      ASSERT_GT(drawn, kBlocks - 64);
+      for (int64_t block = firstBlock; block < firstBlock + drawn; ++block)
+        ASSERT_EQ(keepBytesOf(mask + 4 * block),
+                  keepBytes(philox4x32(block, 0, kSeed), threshold))
+            << path.name << ", block " << block;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    X86, PhiloxVector,
+    testing::Values(VectorDraws{"AVX2", cpu::drawKeepBytesAvx2,
+                                cpu::randomMaskBlocksAvx2},
+                    VectorDraws{"AVX-512", cpu::drawKeepBytesAvx512,
+                                cpu::randomMaskBlocksAvx512}),
+    [](const testing::TestParamInfo<VectorDraws> &info) {
+      return info.param.name == "AVX2" ? std::string("Avx2")
+                                       : std::string("Avx512");
+    });
 
 TEST(Philox, UnpackKeepGivesEachBitItsByte) {
   // Every byte value, and a run long enough for any unrolled loop's tail.

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PhiloxAvx2.h"
+#include "PhiloxX86.h"
 
 #include <cstring>
 
@@ -39,10 +39,9 @@ struct Blocks8 {
   __m256i w0, w1, w2, w3;
 };
 
-bool cpuTakesAvx2Draws() {
-  static const bool takes =
-      __builtin_cpu_supports("avx2") && !__builtin_cpu_supports("avx512f");
-  return takes;
+bool cpuHasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
 }
 
 /// The high and low words of the 8 products c * m (32 x 32 -> 64 bits):
@@ -153,7 +152,7 @@ FXMLIR_AVX2_INLINE int64_t drawBlocks(int64_t firstBlock, int64_t blocks,
 FXMLIR_AVX2 int64_t drawKeepBytesAvx2(uint8_t *bits, uint8_t *flags,
                                       int64_t firstByte, int64_t bytes,
                                       uint32_t threshold, uint64_t seed) {
-  if (!cpuTakesAvx2Draws())
+  if (!cpuHasAvx2())
     return 0;
   // Byte b of the mask is blocks 2 b and 2 b + 1: elements 8 b to 8 b + 7.
   int64_t blocks = drawBlocks(
@@ -173,7 +172,7 @@ FXMLIR_AVX2 int64_t drawKeepBytesAvx2(uint8_t *bits, uint8_t *flags,
 FXMLIR_AVX2 int64_t randomMaskBlocksAvx2(bool *mask, int64_t firstBlock,
                                          int64_t blocks, uint32_t threshold,
                                          uint64_t seed) {
-  if (!cpuTakesAvx2Draws())
+  if (!cpuHasAvx2())
     return 0;
   return drawBlocks(firstBlock, blocks, threshold, seed,
                     [&](int64_t block, __m256i bools) FXMLIR_AVX2_LAMBDA {

@@ -1,7 +1,7 @@
 //===- RandomMask.cpp - Torch-free CPU draws of dropout masks -------------===//
 
 #include "RandomMask.h"
-#include "PhiloxAvx2.h"
+#include "PhiloxX86.h"
 #include "../common/Elementwise.h"
 #include "../common/Philox.h"
 #include "TargetClones.h"
@@ -27,8 +27,8 @@ FXMLIR_CPU_KERNEL void randomMask(bool *mask, double p, uint64_t seed,
   }
   if (begin < firstFull * 4)
     fillPart(begin / 4, begin, firstFull * 4);
-  int64_t drawn = randomMaskBlocksAvx2(mask, firstFull, lastFull - firstFull,
-                                       threshold, seed);
+  int64_t drawn = randomMaskBlocksX86(mask, firstFull, lastFull - firstFull,
+                                      threshold, seed);
 #pragma omp simd
   for (int64_t block = firstFull + drawn; block < lastFull; ++block) {
     uint32_t keep = keepBytes(philox4x32(block, 0, seed), threshold);
@@ -64,7 +64,7 @@ FXMLIR_CPU_KERNEL void drawKeepBytes(uint8_t *bits, uint8_t *flags,
                                      int64_t firstByte, int64_t bytes,
                                      uint32_t threshold, uint64_t seed) {
   int64_t drawn =
-      drawKeepBytesAvx2(bits, flags, firstByte, bytes, threshold, seed);
+      drawKeepBytesX86(bits, flags, firstByte, bytes, threshold, seed);
 #pragma omp simd
   for (int64_t b = drawn; b < bytes; ++b) {
     uint64_t block = 2 * static_cast<uint64_t>(firstByte + b);
