@@ -21,7 +21,6 @@
 #define FXMLIR_OPS_LINEARCROSSENTROPY_H
 
 #include "Device.h"
-#include "HugePages.h"
 #include "WideProducts.h"
 
 #include "fxmlir/Support/LinearLossBlocks.h"
@@ -304,15 +303,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fusedLinearCrossEntropyGrad(
   constexpr const char *op = "fused_linear_cross_entropy_grad";
   ll::check(op, x, weight, bias, target, reduction, logits, gradLogits, &lse,
             &grad);
+  at::Tensor gradWeight = at::empty_like(weight, at::MemoryFormat::Contiguous);
   at::Tensor gradBias = at::empty_symint({weight.sym_size(0)}, x.options());
   if constexpr (D == Device::Meta) {
-    return {at::empty_like(x, at::MemoryFormat::Contiguous),
-            at::empty_like(weight, at::MemoryFormat::Contiguous), gradBias};
+    return {at::empty_like(x, at::MemoryFormat::Contiguous), gradWeight,
+            gradBias};
   } else {
-    // The step's largest new tensor on the CPU (HugePages.h).
-    at::Tensor gradWeight =
-        D == Device::CPU ? emptyOnHugePages(weight.sizes(), weight.options())
-                         : at::empty_like(weight, at::MemoryFormat::Contiguous);
     c10::OptionalDeviceGuard guard(x.device());
     at::Tensor rowsX = x.reshape({-1, x.size(-1)});
     int64_t rows = rowsX.size(0), classes = weight.size(0);

@@ -224,69 +224,6 @@ def test_the_loss_peaks_at_a_fraction_of_eagers_memory():
     assert step_peak(fused).extra < 0.5 * step_peak(eager).extra
 
 
-def _transparent_huge_pages() -> bool:
-    """Whether this Linux gives madvise(MADV_HUGEPAGE) memory huge pages."""
-    try:
-        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
-            return "[never]" not in f.read()
-    except OSError:
-        return False
-
-
-def _large_head() -> tuple[torch.Tensor, ...]:
-    """An LM head whose float32 gradient is 32 MiB, where HugePages.h puts
-    the fused gradient on 2 MiB pages, and its forward's lse."""
-    torch.manual_seed(0)
-    x, w = torch.randn(64, 64), torch.randn(131072, 64) * 0.05
-    target = torch.randint(0, 131072, (64,))
-    lse = ops.fused_linear_cross_entropy(x, w, None, target, MEAN, -100, False)[1]
-    return x, w, target, lse
-
-
-def _head_grad(x, w, target, lse) -> tuple[torch.Tensor, ...]:
-    return ops.fused_linear_cross_entropy_grad(torch.ones(()), None, x, w, None, target, None,
-                                               lse, MEAN, -100)
-
-
-def _huge_page_bytes(address: int) -> int:
-    """AnonHugePages of the mapping holding `address` (/proc/self/smaps)."""
-    with open("/proc/self/smaps") as f:
-        inside = False
-        for line in f:
-            fields = line.split()
-            if "-" in fields[0] and len(fields) > 4:  # a mapping's header
-                first, last = (int(a, 16) for a in fields[0].split("-"))
-                inside = first <= address < last
-            elif inside and fields[0] == "AnonHugePages:":
-                return int(fields[1]) * 1024
-    return 0
-
-
-@pytest.mark.skipif(not _transparent_huge_pages(),
-                    reason="needs Linux with transparent huge pages (madvise or always)")
-def test_a_large_weight_gradient_is_on_huge_pages():
-    """A 32 MiB gradient is a fresh mmap each step: on 4 KiB pages its first
-    write faults 8192 times (LLaMA-style's head, 62.5 MiB: ~24 ms of a
-    350 ms step on one thread); on 2 MiB pages 16 times."""
-    grad_w = _head_grad(*_large_head())[1]
-    assert grad_w.nbytes == 32 << 20
-    # The kernel may back part of it with 4 KiB pages (fragmented memory);
-    # without the advice it backs none with huge ones ("madvise" mode).
-    huge = _huge_page_bytes(grad_w.data_ptr())
-    assert huge >= 2 << 20, f"{huge} bytes of the gradient on huge pages"
-
-
-def test_a_large_weight_gradient_is_in_the_memory_profile():
-    """The huge-page gradient is reported to torch's profiler as its own
-    allocator's memory is: memory profiles (step_peak) count it."""
-    head = _large_head()
-    with torch.profiler.profile(profile_memory=True) as profile:
-        grad_w = _head_grad(*head)[1]
-    (event,) = [e for e in profile.key_averages()
-                if e.key == "fxmlir::fused_linear_cross_entropy_grad"]
-    assert event.cpu_memory_usage >= grad_w.nbytes
-
-
 @pytest.mark.parametrize("autocast", [False, True], ids=["f32", "bf16-autocast"])
 def test_unfused_returned_logits_are_differentiated_outside_the_graph_like_eager(autocast):
     """Logits that fit in one block stay unfused: their `aten.linear`'s
