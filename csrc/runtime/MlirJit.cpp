@@ -7,7 +7,8 @@
 // the Meta kernel only needs the signature, to infer the result shapes.
 // The CPU kernel splits rows across at::parallel_for threads, in slices
 // small enough that row reductions re-read their rows from cache; a sum over
-// the rows (a bias gradient) is summed per slice and the slices added up.
+// the rows (a bias gradient) is summed per slice and the slices added up,
+// and a value the rows do not reach is computed whole by every slice.
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,6 +104,17 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
     rowBytes = std::max(rowBytes, input.numel() / rows *
                                       static_cast<int64_t>(input.itemsize()));
   }
+  // Every slice computes the whole results (values the rows do not reach,
+  // as an attention mask made from a boolean one): split only where they
+  // are no larger than a row, so that no slice does much beyond its rows.
+  int64_t wholeElements = 0;
+  for (size_t i = 0; i < results.size(); ++i)
+    if (signature.isWholeResult(i))
+      wholeElements += results[i].numel();
+  if (wholeElements > rowElements) {
+    guarded(name, [&] { compiled.run(call.inputBuffers, call.outputBuffers); });
+    return results;
+  }
   RowSlices split =
       rowSlices(rows, rowElements, rowBytes, at::get_num_threads());
   // One slice: no partial sums to allocate and add up, no task to hand out
@@ -112,24 +124,33 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
     return results;
   }
 
-  // A sum over the rows gets one partial sum per slice, added up at the end.
+  // A sum over the rows gets one partial sum per slice, added up at the
+  // end; of a whole result's, slice 0's is the result, the others' go to
+  // scratch.
   std::vector<at::Tensor> partials(results.size());
-  for (size_t i = 0; i < results.size(); ++i)
-    if (signature.summedResults[i]) {
-      std::vector<int64_t> shape = {split.count};
-      shape.insert(shape.end(), results[i].sizes().begin(),
-                   results[i].sizes().end());
-      partials[i] = at::empty(shape, results[i].options());
-    }
+  for (size_t i = 0; i < results.size(); ++i) {
+    bool summed = signature.summedResults[i];
+    if (!summed && !signature.isWholeResult(i))
+      continue;
+    std::vector<int64_t> shape = {summed ? split.count : split.count - 1};
+    shape.insert(shape.end(), results[i].sizes().begin(),
+                 results[i].sizes().end());
+    partials[i] = at::empty(shape, results[i].options());
+  }
   guarded(name, [&] {
     at::parallel_for(0, split.count, split.grainSlices,
                      [&](int64_t begin, int64_t end) {
       std::vector<jit::Buffer> outputs = call.outputBuffers;
       for (int64_t index = begin; index < end; ++index) {
-        for (size_t i = 0; i < outputs.size(); ++i)
-          if (partials[i].defined())
-            outputs[i].data = static_cast<char *>(partials[i].data_ptr()) +
-                              index * results[i].nbytes();
+        for (size_t i = 0; i < outputs.size(); ++i) {
+          if (!partials[i].defined())
+            continue;
+          int64_t slot = signature.summedResults[i] ? index : index - 1;
+          outputs[i].data =
+              slot < 0 ? results[i].data_ptr()
+                       : static_cast<char *>(partials[i].data_ptr()) +
+                             slot * results[i].nbytes();
+        }
         int64_t first = index * split.rows;
         compiled.runRows(call.inputBuffers, outputs, first,
                          std::min(rows, first + split.rows));
@@ -137,7 +158,7 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
     });
   });
   for (size_t i = 0; i < results.size(); ++i)
-    if (partials[i].defined())
+    if (signature.summedResults[i])
       at::sum_out(results[i], partials[i], 0);
   return results;
 }

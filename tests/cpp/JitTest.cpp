@@ -57,6 +57,23 @@ func.func private @jit_mul_sum(%g: tensor<4x8xf32, #fxmlir.device<"cpu">>)
 }
 )mlir";
 
+// GPT-2's attention mask: an additive mask made from a boolean one (the
+// rows do not reach it), returned beside its first use. Each slice of rows
+// computes it whole.
+constexpr const char *kMaskAdd = R"mlir(
+func.func private @jit_where_add(%m: tensor<4x8xi1, #fxmlir.device<"cpu">>,
+    %s: tensor<6x4x8xf32, #fxmlir.device<"cpu">>)
+    -> (tensor<4x8xf32, #fxmlir.device<"cpu">>, tensor<6x4x8xf32, #fxmlir.device<"cpu">>) {
+  %neg = fxmlir.aten.scalar_tensor {dtype = f32, s = -1.0e+04 : f64} : () -> tensor<f32, #fxmlir.device<"cpu">>
+  %zero = fxmlir.aten.scalar_tensor {dtype = f32, s = 0.0 : f64} : () -> tensor<f32, #fxmlir.device<"cpu">>
+  %0 = fxmlir.aten.where.self %m, %zero, %neg
+      : (tensor<4x8xi1, #fxmlir.device<"cpu">>, tensor<f32, #fxmlir.device<"cpu">>, tensor<f32, #fxmlir.device<"cpu">>) -> tensor<4x8xf32, #fxmlir.device<"cpu">>
+  %1 = fxmlir.aten.add.Tensor %s, %0 {alpha = 1 : i64}
+      : (tensor<6x4x8xf32, #fxmlir.device<"cpu">>, tensor<4x8xf32, #fxmlir.device<"cpu">>) -> tensor<6x4x8xf32, #fxmlir.device<"cpu">>
+  return %0, %1 : tensor<4x8xf32, #fxmlir.device<"cpu">>, tensor<6x4x8xf32, #fxmlir.device<"cpu">>
+}
+)mlir";
+
 // The bias gradient scaled after the sum: a slice's partial sum would be
 // scaled before the slices are added, so the rows do not split.
 constexpr const char *kScaledBiasGrad = R"mlir(
@@ -646,6 +663,36 @@ TEST_F(JitTest, SumOverRowsIsSummedPerSlice) {
     EXPECT_NEAR(first[col], 2 * g[col], 1e-6);
     EXPECT_NEAR(first[col] + rest[col], out[col], 1e-5);
   }
+}
+
+TEST_F(JitTest, AResultTheRowsDoNotReachIsComputedWholeBySlices) {
+  Jit jit(options());
+  Signature analyzed = jit.analyze(kMaskAdd, "jit_where_add");
+  ASSERT_TRUE(analyzed.rowsSplittable);
+  EXPECT_EQ(analyzed.rowInputs, (std::vector<bool>{false, true}));
+  EXPECT_TRUE(analyzed.isWholeResult(0));
+  EXPECT_FALSE(analyzed.isWholeResult(1));
+  auto fn = jit.compileCpu(kMaskAdd, "jit_where_add", analyzed.inputs);
+  std::vector<uint8_t> mask(32);
+  for (size_t i = 0; i < mask.size(); ++i)
+    mask[i] = i % 3 == 0;
+  std::vector<float> scores = randomVector(6 * 32, 11), wholeMask(32),
+                     wholeSum(6 * 32), firstMask(32), secondMask(32),
+                     slicedSum(6 * 32);
+  std::vector<Buffer> inputs = {{mask.data(), {4, 8}},
+                                {scores.data(), {6, 4, 8}}};
+  fn->run(inputs, {{wholeMask.data(), {4, 8}}, {wholeSum.data(), {6, 4, 8}}});
+  // Two slices, each writing the mask whole into a buffer of its own.
+  fn->runRows(inputs, {{firstMask.data(), {4, 8}}, {slicedSum.data(), {6, 4, 8}}},
+              0, 2);
+  fn->runRows(inputs, {{secondMask.data(), {4, 8}}, {slicedSum.data(), {6, 4, 8}}},
+              2, 6);
+  EXPECT_EQ(firstMask, wholeMask);
+  EXPECT_EQ(secondMask, wholeMask);
+  EXPECT_EQ(slicedSum, wholeSum);
+  for (int i = 0; i < 32; ++i)
+    ASSERT_EQ(wholeMask[i], mask[i] ? 0.0f : -1.0e4f);
+
 }
 
 TEST_F(JitTest, RowInputsMustAgreeOnTheirRows) {

@@ -207,6 +207,29 @@ def test_batch_first_bf16_rows_split_across_threads(threads):
         torch.testing.assert_close(g.double(), want, rtol=1.6e-2, atol=1e-2 * scale)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("scores", [(2, 8, 128, 128), (16, 1, 128)], ids=["row-sized", "larger"])
+def test_a_result_the_rows_do_not_reach_is_computed_whole(scores, threads):
+    # GPT-2's additive attention mask, returned beside its first use: each
+    # slice of the scores' rows computes the mask whole (slice 0's is kept).
+    # Where the mask is larger than a row of the scores, the region runs
+    # unsplit. Both as eager, and splitting changes neither.
+    def fn(mask, s):
+        additive = torch.where(mask, 0.0, -1.0e4)
+        return additive, s + additive
+
+    mask = torch.rand(128, 128) > 0.5
+    s = torch.randn(scores)
+    outlined = outline(fn, mask, s, min_ops=1)
+    assert len(outlined.regions) == 1
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        _check(outlined, fn, mask, s)
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_one_compile_per_signature_and_any_batch_size():
     fn = lambda x, b: torch.tanh(x * 3.0 + b)  # noqa: E731
     x, b = torch.randn(8, 24), torch.randn(24)

@@ -250,7 +250,7 @@ void CompiledFunction::call(const std::vector<Buffer> &inputs,
              sliced ? begin : 0, sliced ? end : -1);
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
-    bool sliced = end >= 0 && !sig.summedResults[i];
+    bool sliced = end >= 0 && !sig.summedResults[i] && !sig.isWholeResult(i);
     starts.push_back(descriptors.size());
     describe(descriptors, outputs[i], elementSize(sig.results[i].dtype),
              sliced ? begin : 0, sliced ? end : -1);

@@ -90,8 +90,10 @@ struct Signature {
   std::vector<ResultSpec> results;
   /// Whether results can be computed in slices of dim 0 (rows), each slice
   /// from the same rows of the `rowInputs` and all of the other inputs. True
-  /// for elementwise ops, reductions over the last dim and returned sums
-  /// over the rows; false when another reduction spans dim 0.
+  /// for elementwise ops, reductions over the last dim, returned sums over
+  /// the rows and returned values the rows do not reach (each slice computes
+  /// them whole: see isWholeResult); false when another reduction spans
+  /// dim 0.
   bool rowsSplittable = false;
   /// For each input, whether it is sliced with the rows: it has the largest
   /// rank and its dim 0 is not a broadcast size 1.
@@ -100,6 +102,17 @@ struct Signature {
   /// slice of rows computes its own sum, whole, for the caller to add up.
   /// All false unless rowsSplittable.
   std::vector<bool> summedResults;
+
+  /// Whether result `index` of a rowsSplittable function is one the rows
+  /// do not reach: every slice computes it whole (its dim 0 is no row
+  /// input's), so that slices running at once need a buffer each.
+  bool isWholeResult(size_t index) const {
+    if (!rowsSplittable || summedResults[index])
+      return false;
+    const std::vector<DimSource> &dims = results[index].dims;
+    return dims.empty() || dims[0].input < 0 || dims[0].dim != 0 ||
+           !rowInputs[dims[0].input];
+  }
 
   bool operator==(const Signature &other) const {
     return inputs == other.inputs && results == other.results &&
