@@ -695,6 +695,23 @@ TEST_F(JitTest, AResultTheRowsDoNotReachIsComputedWholeBySlices) {
 
 }
 
+TEST_F(JitTest, AnOpNothingReadsDoesNotKeepASumFromSplitting) {
+  // LLaMA's RMSNorm backward regions return the weight gradient's sum and
+  // hold a view of it that nothing reads: the sum had a user besides the
+  // return, so the rows did not split (one thread's, at any thread count).
+  std::string withDeadView = kBiasGrad;
+  size_t at = withDeadView.find("  return %1");
+  ASSERT_NE(at, std::string::npos);
+  withDeadView.insert(
+      at, "  %2 = fxmlir.aten.view %1 {size = array<i64: 1, 8>}\n"
+          "      : (tensor<8xf32, #fxmlir.device<\"cpu\">>) -> "
+          "tensor<1x8xf32, #fxmlir.device<\"cpu\">>\n");
+  Jit jit(options());
+  Signature analyzed = jit.analyze(withDeadView, "jit_mul_sum");
+  EXPECT_TRUE(analyzed.rowsSplittable);
+  EXPECT_EQ(analyzed.summedResults, (std::vector<bool>{true}));
+}
+
 TEST_F(JitTest, RowInputsMustAgreeOnTheirRows) {
   Jit jit(options());
   Signature analyzed = jit.analyze(kChain, "jit_add_tanh_mul");

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -315,9 +316,9 @@ static std::vector<ResultSpec> inferResults(ModuleOp module,
 }
 
 /// Rows split when the analysis allows it, dim 0 of every row input is
-/// dynamic and every result's dim 0 but the sums' and the whole results' is
-/// a row input's. A whole result's dim 0 is no row input's: the rows do not
-/// reach it (Signature::isWholeResult tells them apart so).
+/// dynamic, and dim 0 of every result but the sums is a row input's exactly
+/// where the rows reach the result: Signature::isWholeResult tells the
+/// whole results apart so.
 static bool rowsSplit(const RowAnalysis &rows, const Signature &signature) {
   if (!rows.splittable ||
       llvm::none_of(rows.rowInputs, [](bool row) { return row; }))
@@ -326,10 +327,13 @@ static bool rowsSplit(const RowAnalysis &rows, const Signature &signature) {
     if (rows.rowInputs[index] && input.dims[0] != kDynamic)
       return false;
   for (auto [index, result] : llvm::enumerate(signature.results)) {
-    if (rows.summedResults[index] || rows.wholeResults[index])
+    if (rows.summedResults[index])
       continue;
-    const DimSource &dim0 = result.dims.front();
-    if (dim0.input < 0 || dim0.dim != 0 || !rows.rowInputs[dim0.input])
+    bool rowSized = !result.dims.empty() && result.dims[0].input >= 0 &&
+                    result.dims[0].dim == 0 &&
+                    rows.rowInputs[result.dims[0].input];
+    // A whole result sized by the rows would be taken for a row result.
+    if (rowSized == rows.wholeResults[index])
       return false;
   }
   return true;
@@ -442,6 +446,14 @@ SpecializedFunction jit::specialize(MLIRContext &context, StringRef text,
   // output arguments.
   auto func = cast<func::FuncOp>(b.clone(*original));
   func.setPrivate();
+  // Ops nothing reads (a view of a returned sum the outline brought along)
+  // neither run nor keep the rows from splitting.
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.front().without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops)) // readers first
+    if (isOpTriviallyDead(op))
+      op->erase();
   for (Operation &op : func.front().without_terminator())
     if (!isa<NoneOp>(op) && !getJitOpKind(&op))
       throw Error("@" + function.str() + " holds an op the JIT cannot lower: " +
