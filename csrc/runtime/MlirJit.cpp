@@ -105,13 +105,16 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
                                       static_cast<int64_t>(input.itemsize()));
   }
   // Every slice computes the whole results (values the rows do not reach,
-  // as an attention mask made from a boolean one): split only where they
-  // are no larger than a row, so that no slice does much beyond its rows.
+  // as an attention mask made from a boolean one): split only for threads
+  // to share the rows, and where such results are no larger than a row, so
+  // that no slice does much beyond its rows. (One thread running GPT-2's
+  // mask region in two slices took 0.093 ms, unsplit 0.060.)
   int64_t wholeElements = 0;
   for (size_t i = 0; i < results.size(); ++i)
     if (signature.isWholeResult(i))
       wholeElements += results[i].numel();
-  if (wholeElements > rowElements) {
+  if (wholeElements > rowElements ||
+      (wholeElements > 0 && at::get_num_threads() == 1)) {
     guarded(name, [&] { compiled.run(call.inputBuffers, call.outputBuffers); });
     return results;
   }
