@@ -107,8 +107,8 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
   // Every slice computes the whole results (values the rows do not reach,
   // as an attention mask made from a boolean one): split only for threads
   // to share the rows, and where such results are no larger than a row, so
-  // that no slice does much beyond its rows. (One thread running GPT-2's
-  // mask region in two slices took 0.093 ms, unsplit 0.060.)
+  // that no slice does much beyond its rows (one thread running GPT-2's
+  // mask region in two slices took 0.093 ms, unsplit 0.065).
   int64_t wholeElements = 0;
   for (size_t i = 0; i < results.size(); ++i)
     if (signature.isWholeResult(i))
@@ -120,8 +120,7 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
   }
   RowSlices split =
       rowSlices(rows, rowElements, rowBytes, at::get_num_threads());
-  // One slice: no partial sums to allocate and add up, no task to hand out
-  // (a tiny LLaMA step's norm backwards took 7-11 us a call that way).
+  // One slice: no partial sums to allocate and add up, no task to hand out.
   if (split.count == 1) {
     guarded(name, [&] { compiled.run(call.inputBuffers, call.outputBuffers); });
     return results;
