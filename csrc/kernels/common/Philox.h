@@ -15,6 +15,33 @@
 
 namespace fxmlir::kernels {
 
+// The generator's constants: its rounds, the round multipliers of words 0
+// and 2, and the steps of the two key words between rounds. The
+// hand-vectorized draws (kernels/cpu/Philox*.cpp) use these too.
+constexpr int kPhiloxRounds = 10;
+constexpr uint32_t kPhiloxMultiplier0 = 0xD2511F53u;
+constexpr uint32_t kPhiloxMultiplier1 = 0xCD9E8D57u;
+constexpr uint32_t kPhiloxKeyStep0 = 0x9E3779B9u;
+constexpr uint32_t kPhiloxKeyStep1 = 0xBB67AE85u;
+
+/// The key words of each round for key `key`.
+struct PhiloxRoundKeys {
+  uint32_t k0[kPhiloxRounds], k1[kPhiloxRounds];
+};
+
+FXMLIR_HOST_DEVICE PhiloxRoundKeys philoxRoundKeys(uint64_t key) {
+  PhiloxRoundKeys keys;
+  uint32_t k0 = static_cast<uint32_t>(key);
+  uint32_t k1 = static_cast<uint32_t>(key >> 32);
+  for (int round = 0; round < kPhiloxRounds; ++round) {
+    keys.k0[round] = k0;
+    keys.k1[round] = k1;
+    k0 += kPhiloxKeyStep0;
+    k1 += kPhiloxKeyStep1;
+  }
+  return keys;
+}
+
 // Named words, not an array: loops over blocks then vectorize.
 struct PhiloxBlock {
   uint32_t w0, w1, w2, w3;
@@ -30,17 +57,17 @@ FXMLIR_HOST_DEVICE PhiloxBlock philox4x32(uint64_t counterLow,
   uint32_t c3 = static_cast<uint32_t>(counterHigh >> 32);
   uint32_t k0 = static_cast<uint32_t>(key);
   uint32_t k1 = static_cast<uint32_t>(key >> 32);
-  for (int round = 0; round < 10; ++round) {
-    uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c0;
-    uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c2;
+  for (int round = 0; round < kPhiloxRounds; ++round) {
+    uint64_t p0 = static_cast<uint64_t>(kPhiloxMultiplier0) * c0;
+    uint64_t p1 = static_cast<uint64_t>(kPhiloxMultiplier1) * c2;
     uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
     uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
     c1 = static_cast<uint32_t>(p1);
     c3 = static_cast<uint32_t>(p0);
     c0 = n0;
     c2 = n2;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
+    k0 += kPhiloxKeyStep0;
+    k1 += kPhiloxKeyStep1;
   }
   return {c0, c1, c2, c3};
 }

@@ -14,6 +14,8 @@
 
 #include "PhiloxX86.h"
 
+#include "../common/Philox.h"
+
 #include <cstring>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -71,29 +73,26 @@ FXMLIR_AVX2_INLINE Blocks8 counters(uint64_t firstBlock) {
   return {low, high, _mm256_setzero_si256(), _mm256_setzero_si256()};
 }
 
-/// Philox's 10 round keys, each word broadcast.
+/// Philox's round keys (philoxRoundKeys), each word broadcast.
 struct RoundKeys {
-  __m256i k0[10], k1[10];
+  __m256i k0[kPhiloxRounds], k1[kPhiloxRounds];
 };
 
 FXMLIR_AVX2_INLINE RoundKeys roundKeys(uint64_t key) {
+  PhiloxRoundKeys words = philoxRoundKeys(key);
   RoundKeys keys;
-  uint32_t k0 = static_cast<uint32_t>(key);
-  uint32_t k1 = static_cast<uint32_t>(key >> 32);
-  for (int round = 0; round < 10; ++round) {
-    keys.k0[round] = _mm256_set1_epi32(static_cast<int>(k0));
-    keys.k1[round] = _mm256_set1_epi32(static_cast<int>(k1));
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
+  for (int round = 0; round < kPhiloxRounds; ++round) {
+    keys.k0[round] = _mm256_set1_epi32(static_cast<int>(words.k0[round]));
+    keys.k1[round] = _mm256_set1_epi32(static_cast<int>(words.k1[round]));
   }
   return keys;
 }
 
 FXMLIR_AVX2_INLINE void philoxRounds(Blocks8 (&groups)[kGroups],
                                      const RoundKeys &keys) {
-  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
-  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
-  for (int round = 0; round < 10; ++round) {
+  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(kPhiloxMultiplier0));
+  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(kPhiloxMultiplier1));
+  for (int round = 0; round < kPhiloxRounds; ++round) {
     for (Blocks8 &b : groups) {
       __m256i high0, low0, high1, low1;
       multiplyWide(b.w0, m0, high0, low0);

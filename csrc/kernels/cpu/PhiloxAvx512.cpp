@@ -12,6 +12,8 @@
 
 #include "PhiloxX86.h"
 
+#include "../common/Philox.h"
+
 #include <cstring>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -72,20 +74,17 @@ FXMLIR_AVX512_INLINE Blocks16 counters(uint64_t firstBlock) {
   return {low, high, _mm512_setzero_si512(), _mm512_setzero_si512()};
 }
 
-/// Philox's 10 round keys, each word broadcast.
+/// Philox's round keys (philoxRoundKeys), each word broadcast.
 struct RoundKeys {
-  __m512i k0[10], k1[10];
+  __m512i k0[kPhiloxRounds], k1[kPhiloxRounds];
 };
 
 FXMLIR_AVX512_INLINE RoundKeys roundKeys(uint64_t key) {
+  PhiloxRoundKeys words = philoxRoundKeys(key);
   RoundKeys keys;
-  uint32_t k0 = static_cast<uint32_t>(key);
-  uint32_t k1 = static_cast<uint32_t>(key >> 32);
-  for (int round = 0; round < 10; ++round) {
-    keys.k0[round] = _mm512_set1_epi32(static_cast<int>(k0));
-    keys.k1[round] = _mm512_set1_epi32(static_cast<int>(k1));
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
+  for (int round = 0; round < kPhiloxRounds; ++round) {
+    keys.k0[round] = _mm512_set1_epi32(static_cast<int>(words.k0[round]));
+    keys.k1[round] = _mm512_set1_epi32(static_cast<int>(words.k1[round]));
   }
   return keys;
 }
@@ -97,9 +96,9 @@ FXMLIR_AVX512_INLINE __m512i xor3(__m512i a, __m512i b, __m512i c) {
 
 FXMLIR_AVX512_INLINE void philoxRounds(Blocks16 (&groups)[kGroups],
                                        const RoundKeys &keys) {
-  const __m512i m0 = _mm512_set1_epi32(static_cast<int>(0xD2511F53u));
-  const __m512i m1 = _mm512_set1_epi32(static_cast<int>(0xCD9E8D57u));
-  for (int round = 0; round < 10; ++round) {
+  const __m512i m0 = _mm512_set1_epi32(static_cast<int>(kPhiloxMultiplier0));
+  const __m512i m1 = _mm512_set1_epi32(static_cast<int>(kPhiloxMultiplier1));
+  for (int round = 0; round < kPhiloxRounds; ++round) {
     for (Blocks16 &b : groups) {
       __m512i high0, low0, high1, low1;
       multiplyWide(b.w0, m0, high0, low0);
