@@ -85,16 +85,19 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
   Call call = prepareCall(name, compiled, inputs, at::kCPU, out);
   std::vector<at::Tensor> results = std::move(call.results);
 
+  // All rows at once, where splitting them would not pay.
+  auto runUnsplit = [&] {
+    guarded(name, [&] { compiled.run(call.inputBuffers, call.outputBuffers); });
+    return std::move(results);
+  };
   const Signature &signature = compiled.signature();
   int64_t rows = signature.rowsSplittable
                      ? guarded(name, [&] {
                          return compiled.rowCount(call.inputBuffers);
                        })
                      : 0;
-  if (rows < 2) {
-    guarded(name, [&] { compiled.run(call.inputBuffers, call.outputBuffers); });
-    return results;
-  }
+  if (rows < 2)
+    return runUnsplit();
   int64_t rowElements = 1, rowBytes = 1;
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     if (!signature.rowInputs[i])
@@ -114,17 +117,13 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
     if (signature.isWholeResult(i))
       wholeElements += results[i].numel();
   if (wholeElements > rowElements ||
-      (wholeElements > 0 && at::get_num_threads() == 1)) {
-    guarded(name, [&] { compiled.run(call.inputBuffers, call.outputBuffers); });
-    return results;
-  }
+      (wholeElements > 0 && at::get_num_threads() == 1))
+    return runUnsplit();
   RowSlices split =
       rowSlices(rows, rowElements, rowBytes, at::get_num_threads());
   // One slice: no partial sums to allocate and add up, no task to hand out.
-  if (split.count == 1) {
-    guarded(name, [&] { compiled.run(call.inputBuffers, call.outputBuffers); });
-    return results;
-  }
+  if (split.count == 1)
+    return runUnsplit();
 
   // A sum over the rows gets one partial sum per slice, added up at the
   // end; of a whole result's, slice 0's is the result, the others' go to
