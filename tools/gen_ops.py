@@ -218,6 +218,8 @@ def _verifier(op: FusedOp, sig: schema.OpSignature) -> str:
                       "getY(), getMask(), getP(), getPacked())")
     elif op.family is Family.PACKED_MASK:
         checks.append("verifyPackedMaskOp(*this, getGrad(), getMask(), getResult())")
+    elif op.family is Family.CASTS:
+        checks.append("verifyCastsOp(*this, getTensors(), getResult(), getDtype())")
     elif op.family is Family.LINEAR_LOSS:
         grad_logits = "getGradLogits()" if "grad_logits" in op.schema else "::mlir::Value()"
         checks.append("verifyLinearLossOp(*this, getX(), getWeight(), getBias(), getTarget(), "

@@ -58,6 +58,8 @@ namespace kernels = fxmlir::kernels;
 ///   static void mmGeluGrad(const at::Tensor &a, const at::Tensor &b,
 ///                          const at::Tensor &pre, bool tanh, at::Tensor &grad,
 ///                          at::Tensor &gradBias);
+///   // to[i] = from[i] in to[i]'s dtype (same sizes and strides).
+///   static void castTensors(at::TensorList from, at::TensorList to);
 template <Device D> struct Launcher;
 
 //===----------------------------------------------------------------------===//
@@ -527,6 +529,28 @@ std::tuple<at::Tensor, at::Tensor> linearWeightBiasGrad(const at::Tensor &grad,
     Launcher<D>::weightBiasGrad(rowsOf(grad), rowsOf(x), gradWeight, gradBias);
   }
   return {gradWeight, gradBias};
+}
+
+template <Device D>
+std::vector<at::Tensor> castTensors(at::TensorList tensors,
+                                    at::ScalarType dtype) {
+  std::vector<at::Tensor> results;
+  results.reserve(tensors.size());
+  for (const at::Tensor &tensor : tensors) {
+    TORCH_CHECK(tensor.device() == tensors[0].device(),
+                "cast_tensors: expected every tensor on ", tensors[0].device(),
+                ", got one on ", tensor.device());
+    // _to_copy's result: the input's strides where it is dense.
+    results.push_back(at::empty_like(tensor, tensor.options().dtype(dtype),
+                                     at::MemoryFormat::Preserve));
+  }
+  if constexpr (D != Device::Meta) {
+    if (!tensors.empty()) {
+      c10::OptionalDeviceGuard guard(tensors[0].device());
+      Launcher<D>::castTensors(tensors, results);
+    }
+  }
+  return results;
 }
 
 } // namespace fxmlir::ops

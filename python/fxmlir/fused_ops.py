@@ -127,6 +127,9 @@ class Family(enum.Enum):
     # or none or empty ([0]: not returned); the loss and the rows'
     # log-sum-exp `lse` [M] are float32.
     LINEAR_LOSS = "LinearLoss"
+    # Tensors cast to one dtype: result i is input i's values in `dtype`,
+    # its shape and strides.
+    CASTS = "Casts"
 
 
 # Which translation unit registers each part of a family: its torch schemas,
@@ -493,3 +496,24 @@ FUSED_OPS += (
 
 def by_name() -> dict[str, FusedOp]:
     return {op.name: op for op in FUSED_OPS}
+
+
+FUSED_OPS += (
+    FusedOp(
+        "cast_tensors(Tensor[] tensors, ScalarType dtype) -> Tensor[]",
+        summary="casts of several tensors to one dtype in one call",
+        description="""
+    `[t.to(dtype) for t in tensors]`: autocast's casts of a step's weights
+    (or of the gradients it returns) in one op call and, for dense tensors
+    of 16- and 32-bit floating types on CUDA, one kernel launch, where each
+    cast was a call, a dispatch and a launch of its own
+    (fxmlir-group-casts). Each result is a new tensor with its input's
+    shape and strides.
+
+    ```mlir
+    %w, %b = fxmlir.cast_tensors %w32, %b32 {dtype = bf16}
+        : (tensor<16x8xf32>, tensor<16xf32>) -> (tensor<16x8xbf16>, tensor<16xbf16>)
+    ```""",
+        family=Family.CASTS,
+    ),
+)

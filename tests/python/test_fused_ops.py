@@ -420,6 +420,7 @@ RAISING_CALLS = {
     "fused_bias_act": "ops.fused_bias_act(x, b, 1, 'erf')",
     "fused_bias_act_grad": "ops.fused_bias_act_grad(torch.randn(4, 6, device=d), x, b, 1, 'gelu')",
     "random_mask_like": "ops.random_mask_like(x, 1.5)",
+    "cast_tensors": "ops.cast_tensors([x, torch.empty(2, device='meta')], torch.bfloat16)",
     "fused_bias_add_mask_scale": "ops.fused_bias_add_mask_scale(x, b, x, 1, 2.0)",
     "mlir_jit": "ops.mlir_jit('func.func private @f() { return }', 'g', [x])",
     "mlir_jit_into": "ops.mlir_jit_into('func.func private @f() { return }', 'g', [x], x)",

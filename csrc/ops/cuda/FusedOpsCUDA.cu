@@ -9,6 +9,7 @@
 #include "../FusedOps.h"
 
 #include "../../kernels/cuda/BiasKernel.cuh"
+#include "../../kernels/cuda/CastKernel.cuh"
 #include "../../kernels/cuda/DropoutKernel.cuh"
 #include "../../kernels/cuda/LtMatmul.cuh"
 #include "../../kernels/cuda/RandomMask.cuh"
@@ -22,6 +23,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
+#include <map>
 #include <mutex>
 
 namespace fxmlir::ops {
@@ -108,6 +110,42 @@ bool ltMatmul(const char *op, LtTypes types, const cuda::LtOperand &a,
   TORCH_CHECK(status == CUBLAS_STATUS_SUCCESS, op,
               ": cublasLtMatmul failed: ", cublasGetStatusString(status));
   return true;
+}
+
+/// f(From{}, To{}) with the kernel types of a cast between two of float,
+/// bfloat16 and half; false for any other pair.
+template <typename F>
+bool withCastTypes(at::ScalarType from, at::ScalarType to, F f) {
+  auto withTo = [&](auto fromType) {
+    switch (to) {
+    case at::kFloat:
+      return f(fromType, float{}), true;
+    case at::kBFloat16:
+      return f(fromType, kernels::BFloat16{}), true;
+    case at::kHalf:
+      return f(fromType, kernels::Half{}), true;
+    default:
+      return false;
+    }
+  };
+  switch (from) {
+  case at::kFloat:
+    return withTo(float{});
+  case at::kBFloat16:
+    return withTo(kernels::BFloat16{});
+  case at::kHalf:
+    return withTo(kernels::Half{});
+  default:
+    return false;
+  }
+}
+
+void launchCastBatch(at::ScalarType from, at::ScalarType to,
+                     const cuda::CastBatch &batch) {
+  withCastTypes(from, to, [&](auto fromType, auto toType) {
+    C10_CUDA_CHECK((cuda::launchCastBatch<decltype(fromType), decltype(toType)>(
+        batch, c10::cuda::getCurrentCUDAStream())));
+  });
 }
 
 } // namespace
@@ -210,6 +248,36 @@ template <> struct Launcher<Device::CUDA> {
     }
     at::mm_out(gradWeight, grad.t(), x);
     at::sum_out(gradBias, grad, 0);
+  }
+
+  /// Dense tensors of float types, laid out as their results: one launch
+  /// per source and destination type (and kCastBatch tensors); any other
+  /// tensor, ATen's copy.
+  static void castTensors(at::TensorList from, at::TensorList to) {
+    std::map<std::pair<at::ScalarType, at::ScalarType>, cuda::CastBatch> batches;
+    for (size_t i = 0; i < from.size(); ++i) {
+      at::ScalarType fromType = from[i].scalar_type(),
+                     toType = to[i].scalar_type();
+      bool batched = withCastTypes(fromType, toType, [](auto, auto) {}) &&
+                     from[i].is_non_overlapping_and_dense() &&
+                     from[i].strides() == to[i].strides();
+      if (!batched) {
+        to[i].copy_(from[i]);
+        continue;
+      }
+      if (from[i].numel() == 0)
+        continue;
+      cuda::CastBatch &batch = batches[{fromType, toType}];
+      cuda::addToBatch(batch, from[i].const_data_ptr(),
+                       to[i].mutable_data_ptr(), from[i].numel());
+      if (batch.count == cuda::kCastBatch) {
+        launchCastBatch(fromType, toType, batch);
+        batch = cuda::CastBatch();
+      }
+    }
+    for (auto &[types, batch] : batches)
+      if (batch.count > 0)
+        launchCastBatch(types.first, types.second, batch);
   }
 
   /// One block of the fused LM loss's forward: each row's running float32

@@ -154,6 +154,23 @@ LogicalResult fxmlir::verifyPackedMaskOp(Operation *op, Value grad,
   return success();
 }
 
+LogicalResult fxmlir::verifyCastsOp(Operation *op, ValueRange tensors,
+                                    ValueRange results, Type dtype) {
+  if (tensors.size() != results.size())
+    return op->emitOpError("has ")
+           << results.size() << " results for " << tensors.size()
+           << " tensors";
+  for (auto [index, pair] : llvm::enumerate(llvm::zip(tensors, results))) {
+    auto [tensor, result] = pair;
+    auto type = cast<RankedTensorType>(tensor.getType());
+    if (result.getType() != type.clone(dtype))
+      return op->emitOpError("result ")
+             << index << " must be " << type.clone(dtype) << ", got "
+             << result.getType();
+  }
+  return success();
+}
+
 LogicalResult fxmlir::verifyLinearOp(Operation *op,
                                            ArrayRef<LinearDims> tensors) {
   auto xType = cast<RankedTensorType>(tensors.front().value.getType());

@@ -69,6 +69,9 @@ constexpr PipelineEntry kPipeline[] = {
     // Codegen: last, it takes what the fusions left. After autodiff only:
     // a region needs no autograd formula.
     {"fxmlir-outline-jit-regions", AfterAutodiff, AfterAutodiff},
+    // After the outliner, which takes the casts a region can do inside its
+    // loops; after autodiff only (its op has no autograd formula).
+    {"fxmlir-group-casts", AfterAutodiff, AfterAutodiff},
 };
 
 constexpr llvm::StringLiteral kOutline = "fxmlir-outline-jit-regions";

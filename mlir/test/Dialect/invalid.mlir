@@ -174,3 +174,27 @@ func.func @logits_not_rows_by_classes(%x: tensor<2x4x16xf32>, %w: tensor<32x16xf
   %loss, %lse, %z = fxmlir.fused_linear_cross_entropy %x, %w, %none, %t {ignore_index = -100 : i64, reduction = 1 : i64, return_logits = true} : (tensor<2x4x16xf32>, tensor<32x16xf32>, none, tensor<8xsi64>) -> (tensor<f32>, tensor<8xf32>, tensor<8x32xf32>)
   return %loss : tensor<f32>
 }
+
+// -----
+
+func.func @cast_result_of_another_dtype(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf16> {
+  // expected-error @+1 {{result 1 must be 'tensor<4xbf16>', got 'tensor<4xf16>'}}
+  %0:2 = fxmlir.cast_tensors %a, %b {dtype = bf16} : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xbf16>, tensor<4xf16>)
+  return %0#1 : tensor<4xf16>
+}
+
+// -----
+
+func.func @cast_result_of_another_shape(%a: tensor<4xf32>) -> tensor<2x2xbf16> {
+  // expected-error @+1 {{result 0 must be 'tensor<4xbf16>', got 'tensor<2x2xbf16>'}}
+  %0 = fxmlir.cast_tensors %a {dtype = bf16} : (tensor<4xf32>) -> tensor<2x2xbf16>
+  return %0 : tensor<2x2xbf16>
+}
+
+// -----
+
+func.func @cast_results_missing(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xbf16> {
+  // expected-error @+1 {{has 1 results for 2 tensors}}
+  %0 = fxmlir.cast_tensors %a, %b {dtype = bf16} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}

@@ -58,3 +58,10 @@ func.func private @region_0(%x: !x, %b: !b) -> !x {
   %0 = fxmlir.bias_add %x, %b {axis = 1 : i64} : (!x, !b) -> !x
   return %0 : !x
 }
+
+// CHECK-LABEL: func.func @cast_tensors
+// CHECK: fxmlir.cast_tensors %{{.*}}, %{{.*}} {dtype = bf16}
+func.func @cast_tensors(%x: !x, %b: !b) -> (tensor<8x16xbf16, #fxmlir.device<"cpu">>, tensor<16xbf16, #fxmlir.device<"cpu">>) {
+  %0:2 = fxmlir.cast_tensors %x, %b {dtype = bf16} : (!x, !b) -> (tensor<8x16xbf16, #fxmlir.device<"cpu">>, tensor<16xbf16, #fxmlir.device<"cpu">>)
+  return %0#0, %0#1 : tensor<8x16xbf16, #fxmlir.device<"cpu">>, tensor<16xbf16, #fxmlir.device<"cpu">>
+}

@@ -473,4 +473,33 @@ def Fxmlir_FusedLinearCrossEntropyGradOp : Fxmlir_Op<"fused_linear_cross_entropy
   }];
 }
 
+def Fxmlir_CastTensorsOp : Fxmlir_Op<"cast_tensors", [Pure]> {
+  let summary = "casts of several tensors to one dtype in one call";
+  let description = [{
+    `[t.to(dtype) for t in tensors]`: autocast's casts of a step's weights
+    (or of the gradients it returns) in one op call and, for dense tensors
+    of 16- and 32-bit floating types on CUDA, one kernel launch, where each
+    cast was a call, a dispatch and a launch of its own
+    (fxmlir-group-casts). Each result is a new tensor with its input's
+    shape and strides.
+
+    ```mlir
+    %w, %b = fxmlir.cast_tensors %w32, %b32 {dtype = bf16}
+        : (tensor<16x8xf32>, tensor<16xf32>) -> (tensor<16x8xbf16>, tensor<16xbf16>)
+    ```
+  }];
+  let arguments = (ins
+    Fxmlir_TensorList:$tensors,
+    Fxmlir_DTypeAttr:$dtype
+  );
+  let results = (outs Variadic<Fxmlir_Tensor>:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::fxmlir::verifyCastsOp(*this, getTensors(), getResult(), getDtype());
+    }
+  }];
+}
+
 #endif // FXMLIR_DIALECT_FUSEDOPS_TD

@@ -71,6 +71,11 @@ LogicalResult verifyDropoutOp(Operation *op, Value x, Value bias, int64_t axis,
                               Value residual, Value y, Value mask,
                               const APFloat &p, bool packed);
 
+/// cast_tensors: as many results as tensors, result i shaped like tensor i,
+/// on its device, of element type `dtype`.
+LogicalResult verifyCastsOp(Operation *op, ValueRange tensors,
+                            ValueRange results, Type dtype);
+
 /// Packed-mask family: `mask` is 1-D ui8 of ceil(numel(grad) / 8) bytes,
 /// `result` has grad's type.
 LogicalResult verifyPackedMaskOp(Operation *op, Value grad, Value mask,
