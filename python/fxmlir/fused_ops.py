@@ -504,10 +504,9 @@ FUSED_OPS += (
         summary="casts of several tensors to one dtype in one call",
         description="""
     `[t.to(dtype) for t in tensors]`: autocast's casts of a step's weights
-    (or of the gradients it returns) in one op call and, for dense tensors
-    of 16- and 32-bit floating types on CUDA, one kernel launch, where each
-    cast was a call, a dispatch and a launch of its own
-    (fxmlir-group-casts). Each result is a new tensor with its input's
+    in one op call and, for dense tensors of 16- and 32-bit floating types
+    on CUDA, one kernel launch, where each cast was a call, a dispatch and a
+    launch of its own (fxmlir-group-casts). Each result is a new tensor with its input's
     shape and strides.
 
     ```mlir

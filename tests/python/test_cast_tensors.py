@@ -1,7 +1,7 @@
 """fxmlir.cast_tensors (several casts in one call) and fxmlir-group-casts,
-which makes it of autocast's casts: values and layouts against `Tensor.to`,
-and an autocast training step whose graphs cast their weights and return
-their gradients through it, against eager."""
+which makes it of autocast's casts: values and layouts against `_to_copy`,
+and an autocast training step whose forward graph casts its weights through
+it, against eager."""
 
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def graph_text(dump_dir, stage: str) -> str:
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_autocast_step_groups_weight_casts_and_gradients(device: str, tmp_path) -> None:
+def test_autocast_step_groups_the_weight_casts(device: str, tmp_path) -> None:
     torch.manual_seed(0)
     model = Block().to(device)
     eager = copy.deepcopy(model)
@@ -103,10 +103,13 @@ def test_autocast_step_groups_weight_casts_and_gradients(device: str, tmp_path) 
         assert ours.grad.dtype == torch.float32
         torch.testing.assert_close(ours.grad, theirs.grad, rtol=2e-2, atol=2e-3, msg=name)
     forward, backward = graph_text(tmp_path, "forward"), graph_text(tmp_path, "backward")
-    # The forward casts its five weights and biases (and x) in one call.
-    assert forward.count("fxmlir.cast_tensors") == 1
-    assert "aten._to_copy.default(primals" not in forward
-    # The backward returns the three weight gradients through one call.
-    assert backward.count("fxmlir.cast_tensors") == 1
-    summary = json.loads(next(tmp_path.glob("*/graph_*/backward/summary.json")).read_text())
-    assert "fxmlir-group-casts" in json.dumps(summary)
+    # The forward casts what it saves for backward (a weight, x) and the
+    # biases in one call; a weight whose cast the backward makes again (the
+    # partitioner's choice) keeps its cast beside its product.
+    (grouped,) = [line for line in forward.splitlines() if "fxmlir.cast_tensors" in line]
+    assert grouped.count("primals_") >= 4
+    # The backward's gradient casts stay beside their products: grouped at
+    # the return, the 16-bit gradients would live to the end of the step,
+    # where a step of few tokens has its peak.
+    assert "cast_tensors" not in backward
+    assert backward.count("aten._to_copy") >= 3

@@ -1,22 +1,20 @@
-//===- GroupCasts.cpp - a graph's casts to one dtype as one op ------------===//
+//===- GroupCasts.cpp - a graph's casts of its inputs as one op -----------===//
 //
 // Under autocast a forward graph casts each weight it multiplies (and each
-// bias) to the 16-bit type, and a backward graph casts each 16-bit weight
-// gradient it returns back to float32: a LLaMA-style step of 4 layers made
-// 28 such casts in each graph, GPT-2's 33 and 16. Each is an op call, a
-// dispatch and, on a GPU, a kernel launch of a microsecond's work; on a GPU
-// the step waits on that host work. The casts of the graph's inputs, and
-// the casts whose results the graph only returns, become one
-// fxmlir.cast_tensors per dtype and device: one call, one launch.
+// bias) to the 16-bit type, a call each: a LLaMA-style step of 4 layers made
+// 28 of them, GPT-2's 33. Each is an op call, a dispatch and, on a GPU, a
+// kernel launch of a microsecond's work, and on a GPU the step waits on that
+// host work. The casts of the graph's inputs become one fxmlir.cast_tensors
+// per dtype and device, just before the first of them: one call, one launch.
 //
-// Where the group goes keeps what each value costs in memory: casts of the
-// graph's inputs (which live through the whole graph anyway) just before the
-// first of them; returned casts just before the return, which their results
-// reach at once, where they widen (the 16-bit weight gradients a backward
-// graph returns: their inputs then live to the graph's end, half the bytes
-// of the results that do anyway, when the saved activations are freed). A
-// narrowing returned cast (a forward graph's saved keys and values) would
-// keep twice its result's bytes to the end, at the step's peak: left alone.
+// Moving a cast to the first one's place makes its result live from there:
+// a cast is grouped only where that costs no memory at the step's peak,
+// that is where the graph keeps its result to the end anyway (returned, as
+// the weights a forward graph saves for backward are, directly or through
+// views), or where it is a vector (a bias, a norm's weight). A backward
+// graph's recomputed weight casts, which die after their product, and its
+// weight gradients, cast back to float32 where the step's gradients are its
+// peak (a CPU step of few tokens), stay where they are.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +23,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace fxmlir {
@@ -52,29 +49,30 @@ bool isFloatCast(UnderscoreToCopyOp copy) {
          (!copy.getMemoryFormat() || *copy.getMemoryFormat() == "preserve_format");
 }
 
-/// Where a cast's group goes, and what it is grouped with.
-enum class Place { Arguments, Return };
-
-using GroupKey = std::tuple<Place, Type, Attribute>;
-
-std::optional<Place> placeOf(UnderscoreToCopyOp copy, Block &entry) {
-  auto argument = dyn_cast<BlockArgument>(copy.getSelf());
-  if (argument && argument.getOwner() == &entry)
-    return Place::Arguments;
-  // A widening cast only: its input, kept to the return, is at most half
-  // the bytes its result keeps there anyway (a narrowing one's, twice).
-  Type from = getElementTypeOrSelf(copy.getSelf().getType());
-  bool widens = copy.getDtype() && from.getIntOrFloatBitWidth() <
-                                       copy.getDtype()->getIntOrFloatBitWidth();
-  if (widens && !copy->use_empty() &&
-      llvm::all_of(copy->getUsers(),
-                   [](Operation *user) { return isa<func::ReturnOp>(user); }))
-    return Place::Return;
-  return std::nullopt;
+/// Whether the graph returns `value` or a view of it: its memory lives to
+/// the graph's end.
+bool keptToTheEnd(Value value) {
+  return llvm::any_of(value.getUsers(), [](Operation *user) {
+    if (isa<func::ReturnOp>(user))
+      return true;
+    if (isa<TOp, TransposeIntOp, PermuteOp, ViewOp, UnderscoreUnsafeViewOp,
+            UnsqueezeOp, ExpandOp, DetachOp>(user))
+      return keptToTheEnd(user->getResult(0));
+    return false;
+  });
 }
 
-void group(ArrayRef<UnderscoreToCopyOp> casts, Place place, Type dtype,
-           Block &entry) {
+/// Whether `copy` casts an input of the graph whose result may be made at
+/// the graph's first such cast (see the file comment).
+bool isGroupable(UnderscoreToCopyOp copy, Block &entry) {
+  auto argument = dyn_cast<BlockArgument>(copy.getSelf());
+  if (!argument || argument.getOwner() != &entry || !isFloatCast(copy))
+    return false;
+  return cast<RankedTensorType>(copy.getType()).getRank() <= 1 ||
+         keptToTheEnd(copy.getResult());
+}
+
+void group(ArrayRef<UnderscoreToCopyOp> casts, Type dtype) {
   MLIRContext *context = dtype.getContext();
   SmallVector<Value> tensors;
   SmallVector<Type> types;
@@ -88,11 +86,7 @@ void group(ArrayRef<UnderscoreToCopyOp> casts, Place place, Type dtype,
   // not after one of the casts it replaces.
   Location loc = FusedLoc::get(context, locations,
                                StringAttr::get(context, "fxmlir-group-casts"));
-  OpBuilder builder(context);
-  if (place == Place::Return)
-    builder.setInsertionPoint(entry.getTerminator());
-  else
-    builder.setInsertionPoint(casts.front());
+  OpBuilder builder(casts.front());
   auto grouped = builder.create<CastTensorsOp>(loc, types, tensors,
                                                TypeAttr::get(dtype));
   for (auto [copy, result] : llvm::zip(casts, grouped.getResults())) {
@@ -108,19 +102,16 @@ struct GroupCastsPass : public impl::GroupCastsBase<GroupCastsPass> {
       if (function.isPrivate() || function.isExternal())
         return;
       Block &entry = function.getBody().front();
-      llvm::MapVector<GroupKey, SmallVector<UnderscoreToCopyOp>> groups;
-      for (auto copy : entry.getOps<UnderscoreToCopyOp>()) {
-        if (!isFloatCast(copy))
-          continue;
-        std::optional<Place> place = placeOf(copy, entry);
-        if (!place)
-          continue;
-        Attribute device = getDevice(copy.getSelf().getType());
-        groups[{*place, *copy.getDtype(), device}].push_back(copy);
-      }
+      llvm::MapVector<std::pair<Type, Attribute>,
+                      SmallVector<UnderscoreToCopyOp>>
+          groups;
+      for (auto copy : entry.getOps<UnderscoreToCopyOp>())
+        if (isGroupable(copy, entry))
+          groups[{*copy.getDtype(), getDevice(copy.getSelf().getType())}]
+              .push_back(copy);
       for (auto &[key, casts] : groups)
         if (casts.size() > 1)
-          group(casts, std::get<0>(key), std::get<1>(key), entry);
+          group(casts, key.first);
     });
   }
 };

@@ -159,18 +159,17 @@ def FoldTransposePairs : Pass<"fxmlir-fold-transpose-pairs"> {
 }
 
 def GroupCasts : Pass<"fxmlir-group-casts"> {
-  let summary = "Cast a graph's inputs, and the values it returns, to each dtype in one fxmlir.cast_tensors";
+  let summary = "Cast a graph's inputs to each dtype in one fxmlir.cast_tensors";
   let description = [{
-    Autocast's casts of the weights a forward graph multiplies, and of the
-    16-bit weight gradients a backward graph returns, are an op call (and
-    on a GPU a kernel launch) each. The casts that only change the
-    floating-point dtype of a graph input, or that widen a value the graph
-    only returns, become one `fxmlir.cast_tensors` per dtype and device
-    (where there are two or more): input casts just before the first of
-    them, returned casts just before the return (a narrowing one would keep
-    its twice larger input to the graph's end, left alone). JIT regions' bodies (private
-    functions) are left as they are. After autodiff only: the op has no
-    autograd formula.
+    Autocast's casts of the weights (and biases) a forward graph multiplies
+    are an op call, and on a GPU a kernel launch, each. The casts that only
+    change the floating-point dtype of a graph input become one
+    `fxmlir.cast_tensors` per dtype and device (where there are two or
+    more), just before the first of them, where that costs no memory at the
+    peak: the graph keeps the cast to its end anyway (returns it, as a
+    forward graph saves its weights for backward, or a view of it), or it
+    is a vector. JIT regions' bodies (private functions) are left as they
+    are. After autodiff only: the op has no autograd formula.
   }];
   let dependentDialects = ["::fxmlir::FxmlirDialect"];
 }
