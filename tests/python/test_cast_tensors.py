@@ -103,11 +103,14 @@ def test_autocast_step_groups_the_weight_casts(device: str, tmp_path) -> None:
         assert ours.grad.dtype == torch.float32
         torch.testing.assert_close(ours.grad, theirs.grad, rtol=2e-2, atol=2e-3, msg=name)
     forward, backward = graph_text(tmp_path, "forward"), graph_text(tmp_path, "backward")
+    grouped = [line for line in forward.splitlines() if "fxmlir.cast_tensors" in line]
+    if device == "cpu":  # a CPU product reads its weight's cast while it is in cache
+        assert not grouped
+        return
     # The forward casts what it saves for backward (a weight, x) and the
     # biases in one call; a weight whose cast the backward makes again (the
     # partitioner's choice) keeps its cast beside its product.
-    (grouped,) = [line for line in forward.splitlines() if "fxmlir.cast_tensors" in line]
-    assert grouped.count("primals_") >= 4
+    assert len(grouped) == 1 and grouped[0].count("primals_") >= 4
     # The backward's gradient casts stay beside their products: grouped at
     # the return, the 16-bit gradients would live to the end of the step,
     # where a step of few tokens has its peak.
@@ -129,26 +132,33 @@ class Deep(nn.Module):
         return x
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(),
+                    reason="CUDA is not available (the pass groups CUDA casts only)")
 def test_grouping_costs_no_memory_at_the_peak() -> None:
     """The step's peak with the pass is the step's peak without it (grouped
-    at the return, the backward's 16-bit gradients added 1 MiB here)."""
-    from fxmlir.memory import step_peak
-
+    at the return, the backward's 16-bit gradients added 1 MiB: measured on
+    the CPU when the pass grouped CPU casts too)."""
     def peak(passes: str) -> int:
         torch._dynamo.reset()
         torch.manual_seed(0)
-        model = Deep()
+        model = Deep().cuda()
         compiled = torch.compile(model, backend=fxmlir.backend(passes=passes))
-        x = torch.randn(2, 4, 256)
+        x = torch.randn(2, 4, 256, device="cuda")
 
         def step() -> None:
             for p in model.parameters():
                 p.grad = None
-            with torch.autocast("cpu", dtype=torch.bfloat16):
+            with torch.autocast("cuda", dtype=torch.bfloat16):
                 compiled(x).float().sum().backward()
 
         step()
-        return step_peak(step, "cpu").extra
+        step()
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        step()
+        torch.cuda.synchronize()
+        return torch.cuda.max_memory_allocated() - base
 
     grouped, ungrouped = peak("default"), peak("-fxmlir-group-casts")
     assert grouped <= ungrouped + 64 * 1024, (grouped, ungrouped)

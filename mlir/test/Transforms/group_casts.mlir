@@ -1,5 +1,7 @@
 // RUN: fxmlir-opt %s --fxmlir-group-casts --split-input-file | FileCheck %s
 
+#gpu = #fxmlir.device<"cuda:0">
+
 // A forward graph under autocast: each weight cast to bf16 where it is first
 // read, and saved for backward (returned, itself or transposed); a bias's
 // cast read once. The casts of inputs become one op, before the first of
@@ -7,28 +9,30 @@
 // CHECK-LABEL: func.func @weights
 // CHECK: %[[X:.*]] = fxmlir.aten._to_copy %{{.*}} {dtype = bf16
 // CHECK: %[[W:.*]]:3 = fxmlir.cast_tensors %arg2, %arg1, %arg3 {dtype = bf16}
-// CHECK-SAME: (tensor<8x16xf32>, tensor<16x8xf32>, tensor<8xf32>) -> (tensor<8x16xbf16>, tensor<16x8xbf16>, tensor<8xbf16>)
+// CHECK-SAME: (tensor<8x16xf32, #fxmlir.device<"cuda:0">>, tensor<16x8xf32, #fxmlir.device<"cuda:0">>, tensor<8xf32, #fxmlir.device<"cuda:0">>)
 // CHECK: %[[MM:.*]] = fxmlir.aten.mm %[[X]], %[[W]]#0
 // CHECK: %[[T:.*]] = fxmlir.aten.t %[[W]]#1
 // CHECK: fxmlir.aten.mm %[[MM]], %[[W]]#1
 // CHECK: fxmlir.bias_add %{{.*}}, %[[W]]#2
 // CHECK-NOT: _to_copy
 // CHECK: return %{{.*}}, %[[W]]#0, %[[T]]
-func.func @weights(%x: tensor<4x8xf32>, %w1: tensor<16x8xf32>, %w0: tensor<8x16xf32>, %b: tensor<8xf32>)
-    -> (tensor<4x8xbf16>, tensor<8x16xbf16>, tensor<8x16xbf16>) {
-  %n = fxmlir.aten.neg %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
-  %0 = fxmlir.aten._to_copy %n {dtype = bf16, non_blocking = false} : (tensor<4x8xf32>) -> tensor<4x8xbf16>
-  %1 = fxmlir.aten._to_copy %w0 {dtype = bf16, non_blocking = false} : (tensor<8x16xf32>) -> tensor<8x16xbf16>
-  %2 = fxmlir.aten.mm %0, %1 : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
-  %3 = fxmlir.aten._to_copy %w1 {dtype = bf16, non_blocking = false} : (tensor<16x8xf32>) -> tensor<16x8xbf16>
-  %4 = fxmlir.aten.t %3 : (tensor<16x8xbf16>) -> tensor<8x16xbf16>
-  %5 = fxmlir.aten.mm %2, %3 : (tensor<4x16xbf16>, tensor<16x8xbf16>) -> tensor<4x8xbf16>
-  %6 = fxmlir.aten._to_copy %b {dtype = bf16, non_blocking = false} : (tensor<8xf32>) -> tensor<8xbf16>
-  %7 = fxmlir.bias_add %5, %6 {axis = 1 : i64} : (tensor<4x8xbf16>, tensor<8xbf16>) -> tensor<4x8xbf16>
-  return %7, %1, %4 : tensor<4x8xbf16>, tensor<8x16xbf16>, tensor<8x16xbf16>
+func.func @weights(%x: tensor<4x8xf32, #gpu>, %w1: tensor<16x8xf32, #gpu>, %w0: tensor<8x16xf32, #gpu>, %b: tensor<8xf32, #gpu>)
+    -> (tensor<4x8xbf16, #gpu>, tensor<8x16xbf16, #gpu>, tensor<8x16xbf16, #gpu>) {
+  %n = fxmlir.aten.neg %x : (tensor<4x8xf32, #gpu>) -> tensor<4x8xf32, #gpu>
+  %0 = fxmlir.aten._to_copy %n {dtype = bf16, non_blocking = false} : (tensor<4x8xf32, #gpu>) -> tensor<4x8xbf16, #gpu>
+  %1 = fxmlir.aten._to_copy %w0 {dtype = bf16, non_blocking = false} : (tensor<8x16xf32, #gpu>) -> tensor<8x16xbf16, #gpu>
+  %2 = fxmlir.aten.mm %0, %1 : (tensor<4x8xbf16, #gpu>, tensor<8x16xbf16, #gpu>) -> tensor<4x16xbf16, #gpu>
+  %3 = fxmlir.aten._to_copy %w1 {dtype = bf16, non_blocking = false} : (tensor<16x8xf32, #gpu>) -> tensor<16x8xbf16, #gpu>
+  %4 = fxmlir.aten.t %3 : (tensor<16x8xbf16, #gpu>) -> tensor<8x16xbf16, #gpu>
+  %5 = fxmlir.aten.mm %2, %3 : (tensor<4x16xbf16, #gpu>, tensor<16x8xbf16, #gpu>) -> tensor<4x8xbf16, #gpu>
+  %6 = fxmlir.aten._to_copy %b {dtype = bf16, non_blocking = false} : (tensor<8xf32, #gpu>) -> tensor<8xbf16, #gpu>
+  %7 = fxmlir.bias_add %5, %6 {axis = 1 : i64} : (tensor<4x8xbf16, #gpu>, tensor<8xbf16, #gpu>) -> tensor<4x8xbf16, #gpu>
+  return %7, %1, %4 : tensor<4x8xbf16, #gpu>, tensor<8x16xbf16, #gpu>, tensor<8x16xbf16, #gpu>
 }
 
 // -----
+
+#gpu = #fxmlir.device<"cuda:0">
 
 // Negative: a backward graph that recomputes its weights' casts, each dead
 // after its product, keeps them where they are (grouped, every cast would
@@ -37,16 +41,32 @@ func.func @weights(%x: tensor<4x8xf32>, %w1: tensor<16x8xf32>, %w0: tensor<8x16x
 // CHECK-LABEL: func.func @recomputed_weights
 // CHECK-NOT: cast_tensors
 // CHECK: return
-func.func @recomputed_weights(%g: tensor<4x16xbf16>, %w0: tensor<8x16xf32>, %w1: tensor<16x8xf32>)
-    -> (tensor<4x16xbf16>, tensor<16x16xf32>) {
-  %0 = fxmlir.aten._to_copy %w1 {dtype = bf16, non_blocking = false} : (tensor<16x8xf32>) -> tensor<16x8xbf16>
-  %1 = fxmlir.aten.mm %g, %0 : (tensor<4x16xbf16>, tensor<16x8xbf16>) -> tensor<4x8xbf16>
-  %2 = fxmlir.aten._to_copy %w0 {dtype = bf16, non_blocking = false} : (tensor<8x16xf32>) -> tensor<8x16xbf16>
-  %3 = fxmlir.aten.mm %1, %2 : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
-  %4 = fxmlir.aten.t %g : (tensor<4x16xbf16>) -> tensor<16x4xbf16>
-  %5 = fxmlir.aten.mm %4, %3 : (tensor<16x4xbf16>, tensor<4x16xbf16>) -> tensor<16x16xbf16>
-  %6 = fxmlir.aten._to_copy %5 {dtype = f32, non_blocking = false} : (tensor<16x16xbf16>) -> tensor<16x16xf32>
-  return %3, %6 : tensor<4x16xbf16>, tensor<16x16xf32>
+func.func @recomputed_weights(%g: tensor<4x16xbf16, #gpu>, %w0: tensor<8x16xf32, #gpu>, %w1: tensor<16x8xf32, #gpu>)
+    -> (tensor<4x16xbf16, #gpu>, tensor<16x16xf32, #gpu>) {
+  %0 = fxmlir.aten._to_copy %w1 {dtype = bf16, non_blocking = false} : (tensor<16x8xf32, #gpu>) -> tensor<16x8xbf16, #gpu>
+  %1 = fxmlir.aten.mm %g, %0 : (tensor<4x16xbf16, #gpu>, tensor<16x8xbf16, #gpu>) -> tensor<4x8xbf16, #gpu>
+  %2 = fxmlir.aten._to_copy %w0 {dtype = bf16, non_blocking = false} : (tensor<8x16xf32, #gpu>) -> tensor<8x16xbf16, #gpu>
+  %3 = fxmlir.aten.mm %1, %2 : (tensor<4x8xbf16, #gpu>, tensor<8x16xbf16, #gpu>) -> tensor<4x16xbf16, #gpu>
+  %4 = fxmlir.aten.t %g : (tensor<4x16xbf16, #gpu>) -> tensor<16x4xbf16, #gpu>
+  %5 = fxmlir.aten.mm %4, %3 : (tensor<16x4xbf16, #gpu>, tensor<4x16xbf16, #gpu>) -> tensor<16x16xbf16, #gpu>
+  %6 = fxmlir.aten._to_copy %5 {dtype = f32, non_blocking = false} : (tensor<16x16xbf16, #gpu>) -> tensor<16x16xf32, #gpu>
+  return %3, %6 : tensor<4x16xbf16, #gpu>, tensor<16x16xf32, #gpu>
+}
+
+// -----
+
+// Negative: a CPU graph's casts stay beside their products, which read them
+// while they are in cache.
+// CHECK-LABEL: func.func @cpu_weights
+// CHECK-NOT: cast_tensors
+// CHECK: return
+func.func @cpu_weights(%x: tensor<4x8xbf16>, %w0: tensor<8x16xf32>, %w1: tensor<16x8xf32>)
+    -> (tensor<4x8xbf16>, tensor<8x16xbf16>, tensor<16x8xbf16>) {
+  %0 = fxmlir.aten._to_copy %w0 {dtype = bf16, non_blocking = false} : (tensor<8x16xf32>) -> tensor<8x16xbf16>
+  %1 = fxmlir.aten.mm %x, %0 : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
+  %2 = fxmlir.aten._to_copy %w1 {dtype = bf16, non_blocking = false} : (tensor<16x8xf32>) -> tensor<16x8xbf16>
+  %3 = fxmlir.aten.mm %1, %2 : (tensor<4x16xbf16>, tensor<16x8xbf16>) -> tensor<4x8xbf16>
+  return %3, %0, %2 : tensor<4x8xbf16>, tensor<8x16xbf16>, tensor<16x8xbf16>
 }
 
 // -----

@@ -162,14 +162,16 @@ def GroupCasts : Pass<"fxmlir-group-casts"> {
   let summary = "Cast a graph's inputs to each dtype in one fxmlir.cast_tensors";
   let description = [{
     Autocast's casts of the weights (and biases) a forward graph multiplies
-    are an op call, and on a GPU a kernel launch, each. The casts that only
-    change the floating-point dtype of a graph input become one
+    are an op call and a kernel launch each, host work a GPU step waits on.
+    The casts that only change the floating-point dtype of a CUDA graph
+    input become one
     `fxmlir.cast_tensors` per dtype and device (where there are two or
     more), just before the first of them, where that costs no memory at the
     peak: the graph keeps the cast to its end anyway (returns it, as a
     forward graph saves its weights for backward, or a view of it), or it
-    is a vector. JIT regions' bodies (private functions) are left as they
-    are. After autodiff only: the op has no autograd formula.
+    is a vector. CPU casts stay beside their products, which read them
+    while they are in cache. JIT regions' bodies (private functions) are
+    left as they are. After autodiff only: the op has no autograd formula.
   }];
   let dependentDialects = ["::fxmlir::FxmlirDialect"];
 }
