@@ -31,12 +31,13 @@ struct CastBatch {
   void *to[kCastBatch];
   int64_t numel[kCastBatch];
   /// Tensor i is cast by blocks [firstBlock[i], firstBlock[i + 1]).
-  int64_t firstBlock[kCastBatch + 1];
+  int64_t firstBlock[kCastBatch + 1] = {};
   int count = 0;
 };
 
 template <typename From, typename To>
-__global__ void __launch_bounds__(kCastThreads) castBatchKernel(CastBatch batch) {
+__global__ void __launch_bounds__(kCastThreads)
+    castBatchKernel(CastBatch batch) {
   int64_t block = blockIdx.x;
   int tensor = 0;
   while (block >= batch.firstBlock[tensor + 1])
@@ -58,8 +59,6 @@ inline void addToBatch(CastBatch &batch, const void *from, void *to,
   batch.from[i] = from;
   batch.to[i] = to;
   batch.numel[i] = numel;
-  if (i == 0)
-    batch.firstBlock[0] = 0;
   batch.firstBlock[i + 1] =
       batch.firstBlock[i] +
       (numel + kCastElementsPerBlock - 1) / kCastElementsPerBlock;

@@ -112,39 +112,33 @@ bool ltMatmul(const char *op, LtTypes types, const cuda::LtOperand &a,
   return true;
 }
 
-/// f(From{}, To{}) with the kernel types of a cast between two of float,
-/// bfloat16 and half; false for any other pair.
-template <typename F>
-bool withCastTypes(at::ScalarType from, at::ScalarType to, F f) {
-  auto withTo = [&](auto fromType) {
-    switch (to) {
-    case at::kFloat:
-      return f(fromType, float{}), true;
-    case at::kBFloat16:
-      return f(fromType, kernels::BFloat16{}), true;
-    case at::kHalf:
-      return f(fromType, kernels::Half{}), true;
-    default:
-      return false;
-    }
-  };
-  switch (from) {
+/// The types castBatchKernel is instantiated for.
+bool isBatchedCastType(at::ScalarType type) {
+  return type == at::kFloat || type == at::kBFloat16 || type == at::kHalf;
+}
+
+/// f(T{}) with the kernel type of `type`, one of isBatchedCastType's.
+template <typename F> void withCastType(at::ScalarType type, F f) {
+  switch (type) {
   case at::kFloat:
-    return withTo(float{});
+    return f(float{});
   case at::kBFloat16:
-    return withTo(kernels::BFloat16{});
-  case at::kHalf:
-    return withTo(kernels::Half{});
+    return f(kernels::BFloat16{});
   default:
-    return false;
+    return f(kernels::Half{});
   }
 }
 
 void launchCastBatch(at::ScalarType from, at::ScalarType to,
                      const cuda::CastBatch &batch) {
-  withCastTypes(from, to, [&](auto fromType, auto toType) {
-    C10_CUDA_CHECK((cuda::launchCastBatch<decltype(fromType), decltype(toType)>(
-        batch, c10::cuda::getCurrentCUDAStream())));
+  withCastType(from, [&](auto fromType) {
+    withCastType(to, [&](auto toType) {
+      using From = decltype(fromType);
+      using To = decltype(toType);
+      cudaError_t status = cuda::launchCastBatch<From, To>(
+          batch, c10::cuda::getCurrentCUDAStream());
+      C10_CUDA_CHECK(status);
+    });
   });
 }
 
@@ -254,11 +248,13 @@ template <> struct Launcher<Device::CUDA> {
   /// per source and destination type (and kCastBatch tensors); any other
   /// tensor, ATen's copy.
   static void castTensors(at::TensorList from, at::TensorList to) {
-    std::map<std::pair<at::ScalarType, at::ScalarType>, cuda::CastBatch> batches;
+    std::map<std::pair<at::ScalarType, at::ScalarType>, cuda::CastBatch>
+        batches;
     for (size_t i = 0; i < from.size(); ++i) {
       at::ScalarType fromType = from[i].scalar_type(),
                      toType = to[i].scalar_type();
-      bool batched = withCastTypes(fromType, toType, [](auto, auto) {}) &&
+      bool batched = isBatchedCastType(fromType) &&
+                     isBatchedCastType(toType) &&
                      from[i].is_non_overlapping_and_dense() &&
                      from[i].strides() == to[i].strides();
       if (!batched) {

@@ -50,8 +50,8 @@ bool isFloatCast(UnderscoreToCopyOp copy) {
     return false;
   if (copy.getPinMemory() && *copy.getPinMemory())
     return false;
-  return !copy.getNonBlocking() &&
-         (!copy.getMemoryFormat() || *copy.getMemoryFormat() == "preserve_format");
+  std::optional<StringRef> format = copy.getMemoryFormat();
+  return !copy.getNonBlocking() && (!format || *format == "preserve_format");
 }
 
 /// Whether the graph returns `value` or a view of it: its memory lives to
