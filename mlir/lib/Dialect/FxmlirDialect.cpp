@@ -72,3 +72,23 @@ DeviceAttr fxmlir::getDevice(Type type) {
   return tensor ? dyn_cast_or_null<DeviceAttr>(tensor.getEncoding())
                 : DeviceAttr();
 }
+
+bool fxmlir::isPlainCopy(UnderscoreToCopyOp copy, bool orContiguous) {
+  DeviceAttr device = getDevice(copy.getSelf().getType());
+  if (copy.getDevice() && *copy.getDevice() != device)
+    return false;
+  if (copy.getLayout() && *copy.getLayout() != "strided")
+    return false;
+  if (copy.getPinMemory() && *copy.getPinMemory())
+    return false;
+  std::optional<StringRef> format = copy.getMemoryFormat();
+  return !format || *format == "preserve_format" ||
+         (orContiguous && *format == "contiguous_format");
+}
+
+bool fxmlir::isFloatCast(UnderscoreToCopyOp copy) {
+  Type source = getElementTypeOrSelf(copy.getSelf().getType());
+  std::optional<Type> dtype = copy.getDtype();
+  return isPlainCopy(copy) && dtype && isa<FloatType>(source) &&
+         isa<FloatType>(*dtype) && *dtype != source;
+}

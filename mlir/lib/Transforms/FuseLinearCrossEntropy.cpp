@@ -38,12 +38,11 @@ namespace {
 
 /// Whether `op` casts a floating-point tensor to another floating-point
 /// dtype and does nothing else (a view or copy to another device does more).
-static bool isFloatCast(Operation *op) {
+static bool castsDtypeOnly(Operation *op) {
   if (auto to = dyn_cast<ToDtypeOp>(op))
     return !to.getMemoryFormat();
   auto copy = dyn_cast<UnderscoreToCopyOp>(op);
-  return copy && copy.getDtype() && !copy.getLayout() && !copy.getDevice() &&
-         !copy.getMemoryFormat();
+  return copy && fxmlir::isFloatCast(copy);
 }
 
 /// The float32 weight that `weight` is autocast's cast of, to the 16-bit
@@ -53,7 +52,7 @@ static bool isFloatCast(Operation *op) {
 /// gradient joins at half the bytes (and in place, fxmlir.inplace_sums).
 static Value foldedWeight(Value weight) {
   Operation *cast = weight.getDefiningOp();
-  if (!cast || !isFloatCast(cast) || !cast->hasOneUse())
+  if (!cast || !castsDtypeOnly(cast) || !cast->hasOneUse())
     return weight;
   Value source = cast->getOperand(0);
   if (!source.hasOneUse())
@@ -80,7 +79,7 @@ static Producer producingLinear(CrossEntropyLossOp loss) {
     if (auto linear = dyn_cast<LinearOp>(def))
       return {linear, user, ""};
     if (!isa<ViewOp, ReshapeOp, UnderscoreUnsafeViewOp>(def) &&
-        !isFloatCast(def))
+        !castsDtypeOnly(def))
       break;
     if (!def->hasOneUse())
       return {LinearOp(), nullptr,

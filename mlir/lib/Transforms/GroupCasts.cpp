@@ -36,24 +36,6 @@ namespace fxmlir {
 
 namespace {
 
-/// Whether `copy` changes a floating-point tensor's dtype and nothing else:
-/// same device, strided, strides kept, blocking.
-bool isFloatCast(UnderscoreToCopyOp copy) {
-  auto source = cast<RankedTensorType>(copy.getSelf().getType());
-  if (!copy.getDtype() || !isa<FloatType>(source.getElementType()) ||
-      !isa<FloatType>(*copy.getDtype()) ||
-      *copy.getDtype() == source.getElementType())
-    return false;
-  if (copy.getDevice() && *copy.getDevice() != getDevice(source))
-    return false;
-  if (copy.getLayout() && *copy.getLayout() != "strided")
-    return false;
-  if (copy.getPinMemory() && *copy.getPinMemory())
-    return false;
-  std::optional<StringRef> format = copy.getMemoryFormat();
-  return !copy.getNonBlocking() && (!format || *format == "preserve_format");
-}
-
 /// Whether the graph returns `value` or a view of it: its memory lives to
 /// the graph's end.
 bool keptToTheEnd(Value value) {

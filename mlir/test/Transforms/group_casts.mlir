@@ -71,26 +71,49 @@ func.func @cpu_weights(%x: tensor<4x8xbf16>, %w0: tensor<8x16xf32>, %w1: tensor<
 
 // -----
 
-// Negative: one cast of each kind is left as it is; casts to another layout
-// or memory format, non-blocking ones, and casts inside a JIT region's body
-// are not grouped; nor are casts to different dtypes or devices.
+#gpu = #fxmlir.device<"cuda:0">
+
+// Negative: %a's cast would group with any other of the graph's casts to
+// bf16 on cuda:0; each is of another kind (another layout or memory format,
+// into pinned memory), and the rest go to another dtype or device.
 // CHECK-LABEL: func.func @ungrouped
 // CHECK-NOT: cast_tensors
 // CHECK: return
-func.func @ungrouped(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32, #fxmlir.device<"cuda:0">>,
-                     %d: tensor<4xf32>, %e: tensor<4xf32>) -> (tensor<4xbf16>, tensor<4xf16>, tensor<4xbf16, #fxmlir.device<"cuda:0">>, tensor<4xbf16>, tensor<4xbf16>) {
-  %0 = fxmlir.aten._to_copy %a {dtype = bf16, non_blocking = false} : (tensor<4xf32>) -> tensor<4xbf16>
-  %1 = fxmlir.aten._to_copy %b {dtype = f16, non_blocking = false} : (tensor<4xf32>) -> tensor<4xf16>
-  %2 = fxmlir.aten._to_copy %c {dtype = bf16, non_blocking = false} : (tensor<4xf32, #fxmlir.device<"cuda:0">>) -> tensor<4xbf16, #fxmlir.device<"cuda:0">>
-  %3 = fxmlir.aten._to_copy %d {dtype = bf16, non_blocking = true} : (tensor<4xf32>) -> tensor<4xbf16>
-  %4 = fxmlir.aten._to_copy %e {dtype = bf16, memory_format = "contiguous_format", non_blocking = false} : (tensor<4xf32>) -> tensor<4xbf16>
-  return %0, %1, %2, %3, %4 : tensor<4xbf16>, tensor<4xf16>, tensor<4xbf16, #fxmlir.device<"cuda:0">>, tensor<4xbf16>, tensor<4xbf16>
+func.func @ungrouped(%a: tensor<4xf32, #gpu>, %b: tensor<4xf32, #gpu>, %c: tensor<4xf32, #fxmlir.device<"cuda:1">>,
+                     %d: tensor<4xf32, #gpu>, %e: tensor<4xf32, #gpu>, %f: tensor<4xf32, #gpu>)
+    -> (tensor<4xbf16, #gpu>, tensor<4xf16, #gpu>, tensor<4xbf16, #fxmlir.device<"cuda:1">>, tensor<4xbf16, #gpu>, tensor<4xbf16, #gpu>, tensor<4xbf16, #gpu>) {
+  %0 = fxmlir.aten._to_copy %a {dtype = bf16, non_blocking = false} : (tensor<4xf32, #gpu>) -> tensor<4xbf16, #gpu>
+  %1 = fxmlir.aten._to_copy %b {dtype = f16, non_blocking = false} : (tensor<4xf32, #gpu>) -> tensor<4xf16, #gpu>
+  %2 = fxmlir.aten._to_copy %c {dtype = bf16, non_blocking = false} : (tensor<4xf32, #fxmlir.device<"cuda:1">>) -> tensor<4xbf16, #fxmlir.device<"cuda:1">>
+  %3 = fxmlir.aten._to_copy %d {dtype = bf16, layout = "sparse_coo", non_blocking = false} : (tensor<4xf32, #gpu>) -> tensor<4xbf16, #gpu>
+  %4 = fxmlir.aten._to_copy %e {dtype = bf16, memory_format = "contiguous_format", non_blocking = false} : (tensor<4xf32, #gpu>) -> tensor<4xbf16, #gpu>
+  %5 = fxmlir.aten._to_copy %f {dtype = bf16, non_blocking = false, pin_memory = true} : (tensor<4xf32, #gpu>) -> tensor<4xbf16, #gpu>
+  return %0, %1, %2, %3, %4, %5 : tensor<4xbf16, #gpu>, tensor<4xf16, #gpu>, tensor<4xbf16, #fxmlir.device<"cuda:1">>, tensor<4xbf16, #gpu>, tensor<4xbf16, #gpu>, tensor<4xbf16, #gpu>
 }
 
+// -----
+
+#gpu = #fxmlir.device<"cuda:0">
+
+// A non-blocking cast on one device is a blocking one: the two group.
+// CHECK-LABEL: func.func @non_blocking
+// CHECK: fxmlir.cast_tensors %arg0, %arg1 {dtype = bf16}
+// CHECK-NOT: _to_copy
+func.func @non_blocking(%a: tensor<4xf32, #gpu>, %b: tensor<4xf32, #gpu>) -> (tensor<4xbf16, #gpu>, tensor<4xbf16, #gpu>) {
+  %0 = fxmlir.aten._to_copy %a {dtype = bf16, non_blocking = true} : (tensor<4xf32, #gpu>) -> tensor<4xbf16, #gpu>
+  %1 = fxmlir.aten._to_copy %b {dtype = bf16, non_blocking = false} : (tensor<4xf32, #gpu>) -> tensor<4xbf16, #gpu>
+  return %0, %1 : tensor<4xbf16, #gpu>, tensor<4xbf16, #gpu>
+}
+
+// -----
+
+#gpu = #fxmlir.device<"cuda:0">
+
+// Negative: a JIT region's body casts in its loops.
 // CHECK-LABEL: func.func private @jit_region
 // CHECK-NOT: cast_tensors
-func.func private @jit_region(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xbf16>, tensor<4xbf16>) {
-  %0 = fxmlir.aten._to_copy %a {dtype = bf16, non_blocking = false} : (tensor<4xf32>) -> tensor<4xbf16>
-  %1 = fxmlir.aten._to_copy %b {dtype = bf16, non_blocking = false} : (tensor<4xf32>) -> tensor<4xbf16>
-  return %0, %1 : tensor<4xbf16>, tensor<4xbf16>
+func.func private @jit_region(%a: tensor<4xf32, #gpu>, %b: tensor<4xf32, #gpu>) -> (tensor<4xbf16, #gpu>, tensor<4xbf16, #gpu>) {
+  %0 = fxmlir.aten._to_copy %a {dtype = bf16, non_blocking = false} : (tensor<4xf32, #gpu>) -> tensor<4xbf16, #gpu>
+  %1 = fxmlir.aten._to_copy %b {dtype = bf16, non_blocking = false} : (tensor<4xf32, #gpu>) -> tensor<4xbf16, #gpu>
+  return %0, %1 : tensor<4xbf16, #gpu>, tensor<4xbf16, #gpu>
 }

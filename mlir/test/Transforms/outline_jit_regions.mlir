@@ -337,6 +337,27 @@ func.func @pointwise(%sum: !t, %g: !b) -> !t {
 // -----
 
 !t = tensor<8x64xf32, #fxmlir.device<"cpu">>
+!b = tensor<8x64xbf16, #fxmlir.device<"cpu">>
+
+// A cast made contiguous is a region's op (its results are contiguous); a
+// cast into pinned memory is not (a region's result is not pinned), and
+// stays outside, before the region that reads it.
+// CHECK-LABEL: func.func @pinned_cast
+// CHECK: %[[PINNED:.*]] = fxmlir.aten._to_copy %{{.*}} {dtype = f32, non_blocking = false, pin_memory = true}
+// CHECK-NEXT: fxmlir.mlir_jit @jit_to_copy_add_mul(%{{.*}}, %[[PINNED]])
+// CHECK: func.func private @jit_to_copy_add_mul
+// CHECK: fxmlir.aten._to_copy %{{.*}} {dtype = f32, memory_format = "contiguous_format", non_blocking = false}
+func.func @pinned_cast(%g: !b, %h: !b) -> !t {
+  %0 = fxmlir.aten._to_copy %g {dtype = f32, memory_format = "contiguous_format", non_blocking = false} : (!b) -> !t
+  %1 = fxmlir.aten._to_copy %h {dtype = f32, non_blocking = false, pin_memory = true} : (!b) -> !t
+  %2 = fxmlir.aten.add.Tensor %0, %1 {alpha = 1 : i64} : (!t, !t) -> !t
+  %3 = fxmlir.aten.mul.Tensor %2, %1 : (!t, !t) -> !t
+  return %3 : !t
+}
+
+// -----
+
+!t = tensor<8x64xf32, #fxmlir.device<"cpu">>
 !r = tensor<64xf32, #fxmlir.device<"cpu">>
 
 // A broadcast operand or a second result: not pointwise.

@@ -40,6 +40,16 @@ namespace fxmlir {
 /// The device of a tensor type (its encoding), or null when it has none.
 DeviceAttr getDevice(Type type);
 
+/// Whether `copy` changes at most its input's element type: its result stays
+/// on the input's device, strided and unpinned, in the input's strides or,
+/// with `orContiguous`, made contiguous (non_blocking changes nothing on one
+/// device).
+bool isPlainCopy(UnderscoreToCopyOp copy, bool orContiguous = false);
+
+/// Whether `copy` is a plain copy from one floating-point dtype to another:
+/// autocast's casts.
+bool isFloatCast(UnderscoreToCopyOp copy);
+
 //===----------------------------------------------------------------------===//
 // Verifier hooks of the fused op families (called by the generated verify()
 // of each op in FusedOps.td)

@@ -580,18 +580,11 @@ static SmallVector<Value> lowerMaskedFill(ImplicitLocOpBuilder &b,
                       })};
 }
 
-/// `_to_copy` that only changes the dtype.
+/// `_to_copy` that changes at most the dtype (a region's results are
+/// contiguous, so contiguous_format is one too).
 static std::optional<JitOpKind> checkToCopy(Operation *op) {
-  auto copy = cast<UnderscoreToCopyOp>(op);
-  if (copy.getDevice() &&
-      *copy.getDevice() != getDevice(copy.getSelf().getType()))
-    return std::nullopt;
-  if (copy.getLayout() && *copy.getLayout() != "strided")
-    return std::nullopt;
-  std::optional<StringRef> format = copy.getMemoryFormat();
-  if (format && *format != "contiguous_format" && *format != "preserve_format")
-    return std::nullopt;
-  return JitOpKind::Elementwise;
+  return elementwiseIf(isPlainCopy(cast<UnderscoreToCopyOp>(op),
+                                   /*orContiguous=*/true));
 }
 
 static SmallVector<Value> lowerToCopy(ImplicitLocOpBuilder &b, Operation *op,
