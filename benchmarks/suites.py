@@ -260,17 +260,32 @@ def _profile(path: Path, title: str, calls: dict[str, Callable[[], Any]],
             out.write(prof.key_averages().table(sort_by=sort, row_limit=25) + "\n")
 
 
+def step_call(step: Callable[[Callable], Any], fn: Callable,
+              params: list[torch.Tensor]) -> Callable[[], Any]:
+    """A timed call of `step` on the implementation `fn`: the gradients of
+    `params` freed first, as a training loop's zero_grad(set_to_none) does."""
+    def call() -> Any:
+        for p in params:
+            p.grad = None
+        return step(fn)
+    return call
+
+
+def lm_step(device: str, ids: torch.Tensor, labels: torch.Tensor,
+            autocast: bool) -> Callable[[Callable], Any]:
+    """A language model's training step on `ids`: forward with its loss on
+    `labels` (under bf16 autocast where `autocast`), then backward."""
+    def step(fn: Callable) -> Any:
+        with torch.autocast(device, dtype=torch.bfloat16, enabled=autocast):
+            loss = fn(input_ids=ids, labels=labels).loss
+        loss.backward()
+    return step
+
+
 def _step_results(case: str, dtype: str, device: str, sizes: Sizes,
                   impls: dict[str, Callable], step: Callable[[Callable], Any],
                   params: list[torch.Tensor], profile: Path | None) -> Result:
-    def run(fn: Callable) -> Callable[[], Any]:
-        def call() -> Any:
-            for p in params:
-                p.grad = None
-            return step(fn)
-        return call
-
-    calls = {name: run(fn) for name, fn in impls.items()}
+    calls = {name: step_call(step, fn, params) for name, fn in impls.items()}
     extra: dict[str, dict[str, Any]] = {}
 
     def drop(failed: timing.CallFailed) -> None:
@@ -338,15 +353,10 @@ def _transformer_results(title: str, build: Callable[[], nn.Module], vocab: int,
         labels = ids.masked_fill(torch.rand(ids.shape, device=device) >= 0.15, -100) \
             if masked else ids
         autocast = dtype_name == "bf16"
-
-        def step(fn: Callable) -> Any:
-            with torch.autocast(device, dtype=torch.bfloat16, enabled=autocast):
-                loss = fn(input_ids=ids, labels=labels).loss
-            loss.backward()
-
         label = "bf16 autocast" if autocast else "f32"
         results.append(_step_results(title, label, device, sizes,
-                                     _implementations(model, sizes), step,
+                                     _implementations(model, sizes),
+                                     lm_step(device, ids, labels, autocast),
                                      list(model.parameters()), profile))
     torch._dynamo.reset()
     return results

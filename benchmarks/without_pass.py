@@ -48,16 +48,8 @@ def rows(pass_name: str, model: str, device: str, dtype: str, reps: int) -> list
              f"fxmlir -{pass_name}": torch.compile(
                  net, backend=fxmlir.backend(passes=f"-{pass_name}"), dynamic=False)}
 
-    def step(fn: Callable[..., Any]) -> Callable[[], None]:
-        def call() -> None:
-            for p in params:
-                p.grad = None
-            with torch.autocast(device, dtype=torch.bfloat16, enabled=dtype == "bf16"):
-                loss = fn(input_ids=ids, labels=ids).loss
-            loss.backward()
-        return call
-
-    calls = {name: step(fn) for name, fn in impls.items()}
+    step = suites.lm_step(device, ids, ids, autocast=dtype == "bf16")
+    calls = {name: suites.step_call(step, fn, params) for name, fn in impls.items()}
     for call in calls.values():  # compiled, first calls out of the timing
         call()
     timings = timing.measure(calls, device, sizes.warmup, reps)
