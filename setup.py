@@ -6,6 +6,8 @@ Environment (build time only):
   FXMLIR_BUILD_DIR   CMake build directory (default: build)
   FXMLIR_CMAKE_ARGS  extra CMake arguments, e.g. for a machine without MLIR:
                      "-DFXMLIR_BUILD_CORE=OFF -DFXMLIR_PREBUILT_CORE=/path"
+  FXMLIR_BUILD_COMMIT  the commit recorded in the package's BUILD_COMMIT
+                     (default: `git describe --always --dirty` of this tree)
 """
 
 import os
@@ -22,6 +24,19 @@ from setuptools.command.build_py import build_py
 ROOT = Path(__file__).resolve().parent
 VERSION: dict = {}
 exec((ROOT / "python" / "fxmlir" / "_version.py").read_text(), VERSION)
+
+
+def build_commit() -> str:
+    """The commit this tree is, for the package's BUILD_COMMIT: what
+    `python -m benchmarks` labels its runs with (an installed package may
+    be older than the checkout that runs the benchmarks)."""
+    if os.environ.get("FXMLIR_BUILD_COMMIT"):
+        return os.environ["FXMLIR_BUILD_COMMIT"]
+    try:
+        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT,
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 def built_against_torch() -> str:
@@ -63,6 +78,7 @@ class CMakeBuild(build_ext):
         target.mkdir(parents=True, exist_ok=True)
         for built in (build_dir / "package" / "fxmlir").iterdir():
             shutil.copy2(built, target / built.name)
+        (target / "BUILD_COMMIT").write_text(build_commit() + "\n")
 
 
 class BuildPyWithStartupHook(build_py):

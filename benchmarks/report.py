@@ -35,7 +35,10 @@ it is measured); "saved" what autograd keeps for backward during the step
 "first call" the wall-clock time of the first step, compiling included
 (Inductor's, AOTAutograd's and, in runs since 2026-11-27, fxmlir's JIT caches
 empty: a cold compile). Every number below comes from a run (raw samples in
-benchmarks-<device>.json); a run replaces the tables it measured.
+benchmarks-<device>.json); a run replaces the tables it measured. A run's commit is that of
+the fxmlir it imported: the checkout's when fxmlir runs from the checkout's sources, else the
+one an installed package was built from (its `BUILD_COMMIT`, written by setup.py), followed
+by the checkout's where the two differ.
 """
 
 
@@ -168,14 +171,31 @@ def machine(device: str, threads: bool = True) -> str:
     return f"{described}, {torch.get_num_threads()} torch threads" if threads else described
 
 
-def commit() -> str:
-    """The checkout's commit, "-dirty" if it has changes."""
+def _describe(directory: Path) -> str:
+    """`git describe` of the checkout holding `directory`."""
     try:
-        return subprocess.run(["git", "describe", "--always", "--dirty"],
-                              cwd=Path(__file__).resolve().parent,
+        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=directory,
                               capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+
+
+def commit(package: Path | None = None) -> str:
+    """The commit of the fxmlir that runs (the imported package, or
+    `package`): this checkout's where it runs from its sources, else the
+    commit an installed package was built from (its BUILD_COMMIT), with the
+    checkout's beside it where they differ."""
+    checkout = Path(__file__).resolve().parent.parent
+    if package is None:
+        import fxmlir
+
+        package = Path(fxmlir.__file__).resolve().parent
+    here = _describe(checkout)
+    if package == checkout / "python" / "fxmlir":
+        return here
+    recorded = package / "BUILD_COMMIT"
+    built = recorded.read_text().strip() if recorded.is_file() else "unknown"
+    return built if built == here else f"{built} (installed package; checkout {here})"
 
 
 # The language models' step sections: title, and the model and step they time.

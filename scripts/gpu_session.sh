@@ -54,15 +54,18 @@ pack() {
     cmake --build "$ops" --target fxmlir_ops fxmlir_jit_ops || return 1
   mkdir -p build/gpu
   "$DEVICE_VENV/bin/python" -c "import torch; print(torch.__version__)" >build/gpu/torch.txt
-  python3 - "$ARCHIVE" "$ops/package/fxmlir" build/gpu/torch.txt <<'PY' || return 1
+  # The device's copy of .git is not this one's: its package records ours.
+  git describe --always --dirty >build/gpu/commit.txt
+  python3 - "$ARCHIVE" "$ops/package/fxmlir" build/gpu/torch.txt build/gpu/commit.txt <<'PY' || return 1
 import sys, tarfile
-archive, ops, torch_version = sys.argv[1:]
+archive, ops, torch_version, commit = sys.argv[1:]
 with tarfile.open(archive, "w:xz") as out:
     for name in ("libFxmlirCore.so", "fxmlir-opt"):
         out.add("build/package/fxmlir/" + name, name)
     for name in ("libfxmlir_ops.so", "libfxmlir_jit_ops.so"):
         out.add(f"{ops}/{name}", name)
     out.add(torch_version, "torch.txt")
+    out.add(commit, "commit.txt")
 PY
   ls -l "$ARCHIVE"
   echo "carry build/gpu; run: bash scripts/gpu_session.sh run"
@@ -73,6 +76,7 @@ PY
 install() {
   rm -rf "$SITE" /tmp/fxmlir-build
   FXMLIR_BUILD_DIR=/tmp/fxmlir-build FXMLIR_CMAKE_ARGS="$1" CMAKE_BUILD_PARALLEL_LEVEL=16 \
+    FXMLIR_BUILD_COMMIT="$(cat "$PREBUILT/commit.txt" 2>/dev/null)" \
     python3 -m pip install --no-build-isolation --no-deps --no-compile --target "$SITE" . \
     >>/tmp/fxmlir-build.log 2>&1 || { tail -30 /tmp/fxmlir-build.log | tee -a "$OUT/session.log"; return 1; }
   rm -rf python/fxmlir.egg-info
