@@ -494,10 +494,6 @@ FUSED_OPS += (
 )
 
 
-def by_name() -> dict[str, FusedOp]:
-    return {op.name: op for op in FUSED_OPS}
-
-
 FUSED_OPS += (
     FusedOp(
         "cast_tensors(Tensor[] tensors, ScalarType dtype) -> Tensor[]",
@@ -516,3 +512,7 @@ FUSED_OPS += (
         family=Family.CASTS,
     ),
 )
+
+
+def by_name() -> dict[str, FusedOp]:
+    return {op.name: op for op in FUSED_OPS}
