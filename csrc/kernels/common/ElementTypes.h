@@ -4,7 +4,9 @@
 // kernels. They have the layout of at::Half / at::BFloat16 (one uint16_t), so
 // the glue reinterprets tensor data as them. 16-bit values compute in float:
 // on the GPU through its conversion instructions, on the host through
-// branch-free bit manipulation, so that loops converting them vectorize.
+// branch-free bit manipulation, so that loops converting them vectorize (the
+// CPU kernels' bfloat16 stores use the CPU's conversion instructions where
+// it has them: cpu/RoundedStore.h).
 //
 //===----------------------------------------------------------------------===//
 

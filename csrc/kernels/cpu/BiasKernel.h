@@ -12,27 +12,27 @@
 
 #include "../common/BiasBroadcast.h"
 #include "../common/ElementTypes.h"
+#include "RoundedStore.h"
 #include "TargetClones.h"
 
 #include <algorithm>
 
 namespace fxmlir::kernels::cpu {
 
-/// Calls elementOp(i, biasValue) for every i in [begin, end), in runs whose
-/// bias is either one value (inner > 1) or a contiguous slice (inner == 1),
-/// so that each run is a simple loop the compiler vectorizes.
-template <typename T, typename ElementOp>
+/// Calls run(i, n, biasOf) for runs [i, i + n) covering [begin, end) whose
+/// bias is either one value (inner > 1) or a contiguous slice (inner == 1);
+/// biasOf(k) is the bias of element i + k in float. Each run is one
+/// storeRounded loop, which the compiler vectorizes.
+template <typename T, typename Run>
 FXMLIR_INLINE void forEachBiasRun(const T *bias, BiasBroadcast shape,
-                                  int64_t begin, int64_t end,
-                                  ElementOp elementOp) {
+                                  int64_t begin, int64_t end, Run run) {
   int64_t i = begin;
   if (shape.inner == 1) {
     while (i < end) {
       int64_t j = i % shape.axisSize;
       int64_t n = std::min(shape.axisSize - j, end - i);
-#pragma omp simd
-      for (int64_t k = 0; k < n; ++k)
-        elementOp(i + k, toAcc(bias[j + k]));
+      const T *slice = bias + j;
+      run(i, n, [=](int64_t k) FXMLIR_INLINE_LAMBDA { return toAcc(slice[k]); });
       i += n;
     }
     return;
@@ -41,9 +41,7 @@ FXMLIR_INLINE void forEachBiasRun(const T *bias, BiasBroadcast shape,
     int64_t row = i / shape.inner;
     int64_t n = std::min((row + 1) * shape.inner - i, end - i);
     AccType<T> b = toAcc(bias[row % shape.axisSize]);
-#pragma omp simd
-    for (int64_t k = 0; k < n; ++k)
-      elementOp(i + k, b);
+    run(i, n, [=](int64_t) FXMLIR_INLINE_LAMBDA { return b; });
     i += n;
   }
 }
@@ -53,8 +51,10 @@ FXMLIR_CPU_KERNEL void biasKernel(Op op, const T *x, const T *bias, T *out,
                                   BiasBroadcast shape, int64_t begin,
                                   int64_t end, const Others *...others) {
   forEachBiasRun(bias, shape, begin, end,
-                 [=](int64_t i, AccType<T> b) FXMLIR_INLINE_LAMBDA {
-    out[i] = fromAcc<T>(op(toAcc(x[i]) + b, toAcc(others[i])...));
+                 [=](int64_t i, int64_t n, auto biasOf) FXMLIR_INLINE_LAMBDA {
+    storeRounded(out + i, n, [=](int64_t k) FXMLIR_INLINE_LAMBDA {
+      return op(toAcc(x[i + k]) + biasOf(k), toAcc(others[i + k])...);
+    });
   });
 }
 
@@ -65,10 +65,18 @@ FXMLIR_CPU_KERNEL void biasKernelKeepSum(Op op, const T *x, const T *bias,
                                          T *sum, T *out, BiasBroadcast shape,
                                          int64_t begin, int64_t end) {
   forEachBiasRun(bias, shape, begin, end,
-                 [=](int64_t i, AccType<T> b) FXMLIR_INLINE_LAMBDA {
-    T rounded = fromAcc<T>(toAcc(x[i]) + b);
-    sum[i] = rounded;
-    out[i] = fromAcc<T>(op(toAcc(rounded)));
+                 [=](int64_t i, int64_t n, auto biasOf) FXMLIR_INLINE_LAMBDA {
+    // A block of sums at a time, read back while still in L1.
+    for (int64_t first = 0; first < n; first += kRoundBlock) {
+      int64_t count = std::min(kRoundBlock, n - first);
+      int64_t at = i + first;
+      storeRounded(sum + at, count, [=](int64_t k) FXMLIR_INLINE_LAMBDA {
+        return toAcc(x[at + k]) + biasOf(first + k);
+      });
+      storeRounded(out + at, count, [=](int64_t k) FXMLIR_INLINE_LAMBDA {
+        return op(toAcc(sum[at + k]));
+      });
+    }
   });
 }
 

@@ -44,9 +44,12 @@ biasDropoutKernel(Op op, const T *x, const T *bias, T *out, void *mask,
       std::memcpy(static_cast<bool *>(mask) + chunk, flags, chunkEnd - chunk);
     const uint8_t *keep = flags;
     forEachBiasRun(bias, shape, chunk, chunkEnd,
-                   [=](int64_t i, AccType<T> b) FXMLIR_INLINE_LAMBDA {
-      out[i] = fromAcc<T>(
-          op(toAcc(x[i]) + b, keep[i - chunk] != 0, toAcc(residual[i])...));
+                   [=](int64_t i, int64_t n, auto biasOf) FXMLIR_INLINE_LAMBDA {
+      const uint8_t *runKeep = keep + (i - chunk);
+      storeRounded(out + i, n, [=](int64_t k) FXMLIR_INLINE_LAMBDA {
+        return op(toAcc(x[i + k]) + biasOf(k), runKeep[k] != 0,
+                  toAcc(residual[i + k])...);
+      });
     });
   }
 }
@@ -62,9 +65,10 @@ FXMLIR_CPU_KERNEL void packedMaskScaleKernel(const T *grad, const uint8_t *mask,
   for (int64_t chunk = begin; chunk < end; chunk += kDropoutChunk) {
     int64_t n = std::min(kDropoutChunk, end - chunk);
     unpackKeep(mask + chunk / 8, (n + 7) / 8, flags);
-#pragma omp simd
-    for (int64_t k = 0; k < n; ++k)
-      out[chunk + k] = fromAcc<T>(op(toAcc(grad[chunk + k]), flags[k] != 0));
+    const T *chunkGrad = grad + chunk;
+    storeRounded(out + chunk, n, [&](int64_t k) FXMLIR_INLINE_LAMBDA {
+      return op(toAcc(chunkGrad[k]), flags[k] != 0);
+    });
   }
 }
 

@@ -16,6 +16,7 @@
 
 #include "../common/ElementTypes.h"
 #include "../common/Math.h"
+#include "RoundedStore.h"
 #include "TargetClones.h"
 
 #include <algorithm>
@@ -53,9 +54,9 @@ FXMLIR_CPU_KERNEL void softmaxGradRows(const T *z, int64_t zRowStride,
     const T *zRow = z + r * zRowStride;
     T *gRow = g + r * columns;
     float rowLse = lse[r], rowScale = scale[r];
-#pragma omp simd
-    for (int64_t c = 0; c < columns; ++c)
-      gRow[c] = fromAcc<T>(expAcc(toAcc(zRow[c]) - rowLse) * rowScale);
+    storeRounded(gRow, columns, [=](int64_t c) FXMLIR_INLINE_LAMBDA {
+      return expAcc(toAcc(zRow[c]) - rowLse) * rowScale;
+    });
     int64_t c = target[r] - first;
     if (c >= 0 && c < columns)
       gRow[c] = fromAcc<T>(expAcc(toAcc(zRow[c]) - rowLse) * rowScale -

@@ -1,0 +1,51 @@
+//===- RoundedStore.h - a kernel's float values stored in its type --------===//
+//
+// storeRounded(out, n, value) stores fromAcc<T>(value(k)) at out[k]: the
+// one store of every element loop in kernels/cpu. For bfloat16 on a CPU with
+// AVX-512 BF16 the values go through a float block on the stack, rounded by
+// the conversion instructions (RoundBFloat16.h): fused_bias_act on [2048,
+// 1024] bfloat16 went from 1.01 to 0.89 ms with GELU, 1.07 to 0.88 with
+// SiLU, 0.32 to 0.27 with none (one AMD EPYC Zen 4 thread, medians of 40);
+// elsewhere, one loop rounding as it stores.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FXMLIR_KERNELS_CPU_ROUNDEDSTORE_H
+#define FXMLIR_KERNELS_CPU_ROUNDEDSTORE_H
+
+#include "../common/ElementTypes.h"
+#include "RoundBFloat16.h"
+#include "TargetClones.h"
+
+#include <algorithm>
+#include <type_traits>
+
+namespace fxmlir::kernels::cpu {
+
+/// Floats per block: 4 KiB of stack, in L1, and one conversion call per
+/// 1024 elements.
+constexpr int64_t kRoundBlock = 1024;
+
+template <typename T, typename Value>
+FXMLIR_INLINE void storeRounded(T *out, int64_t n, Value value) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    if (hasAvx512BFloat16()) {
+      float block[kRoundBlock];
+      for (int64_t first = 0; first < n; first += kRoundBlock) {
+        int64_t count = std::min(kRoundBlock, n - first);
+#pragma omp simd
+        for (int64_t k = 0; k < count; ++k)
+          block[k] = value(first + k);
+        roundToBFloat16Avx512(block, out + first, count);
+      }
+      return;
+    }
+  }
+#pragma omp simd
+  for (int64_t k = 0; k < n; ++k)
+    out[k] = fromAcc<T>(value(k));
+}
+
+} // namespace fxmlir::kernels::cpu
+
+#endif // FXMLIR_KERNELS_CPU_ROUNDEDSTORE_H
