@@ -1,11 +1,11 @@
-//===- RoundBFloat16Test.cpp - bfloat16 rounding in hardware --------------===//
+//===- RoundX86Test.cpp - 16-bit rounding by x86 instructions -------------===//
 //
-// csrc/kernels/cpu/RoundBFloat16Avx512.cpp against fromAcc<BFloat16>, bit
-// for bit: every bfloat16 neighbourhood (ties, values either side, all
-// exponents and signs), subnormals (which the instructions alone flush to
-// zero), infinities and NaNs, at every length of a partial group; and
-// storeRounded (RoundedStore.h) across its blocks, on whichever path this
-// CPU takes.
+// csrc/kernels/cpu/RoundX86.cpp against fromAcc, bit for bit: for bfloat16
+// and half, every neighbourhood of a rounding boundary (ties, values either
+// side, all exponents and signs), subnormals (which AVX-512 BF16 alone
+// flushes to zero), infinities, and every length of a partial group;
+// NaNs stay NaNs of their sign. And storeRounded (RoundedStore.h) across its
+// blocks, on whichever path this CPU takes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -21,34 +22,48 @@ using namespace fxmlir::kernels::cpu;
 
 namespace {
 
-/// Floats whose low 16 bits are one of `lows`, for every high half.
-std::vector<float> neighbourhoods() {
-  const uint32_t lows[] = {0x0000, 0x0001, 0x7fff, 0x8000, 0x8001, 0xffff, 0x1234};
+/// Floats around every boundary of a rounding that drops `dropped` low bits:
+/// each high part, with low bits at and either side of the tie and the ends.
+std::vector<float> neighbourhoods(int dropped) {
+  uint32_t tie = 1u << (dropped - 1), all = (1u << dropped) - 1;
+  const uint32_t lows[] = {0, 1, tie - 1, tie, tie + 1, all, tie / 3};
   std::vector<float> values;
-  for (uint32_t high = 0; high < 0x10000u; ++high)
+  for (uint32_t high = 0; high < (1u << (32 - dropped)); ++high)
     for (uint32_t low : lows)
-      values.push_back(bitsFloat(high << 16 | low));
+      values.push_back(bitsFloat(high << dropped | low));
   return values;
 }
 
+template <typename T>
 void expectRoundedLikeFromAcc(const std::vector<float> &from,
-                              const std::vector<BFloat16> &to) {
+                              const std::vector<T> &to) {
   ASSERT_EQ(from.size(), to.size());
-  for (size_t k = 0; k < from.size(); ++k)
-    ASSERT_EQ(to[k].bits, fromAcc<BFloat16>(from[k]).bits)
+  for (size_t k = 0; k < from.size(); ++k) {
+    T expected = fromAcc<T>(from[k]);
+    if (std::isnan(from[k])) { // a NaN of the same sign
+      ASSERT_TRUE(std::isnan(toAcc(to[k]))) << "element " << k;
+      ASSERT_EQ(to[k].bits & 0x8000u, expected.bits & 0x8000u) << "element " << k;
+      continue;
+    }
+    ASSERT_EQ(to[k].bits, expected.bits)
         << "element " << k << ", bits 0x" << std::hex << floatBits(from[k]);
+  }
 }
 
-TEST(RoundBFloat16, Avx512MatchesFromAcc) {
+TEST(RoundX86, BFloat16MatchesFromAcc) {
   if (!hasAvx512BFloat16())
     GTEST_SKIP() << "this CPU has no AVX-512 BF16";
-  std::vector<float> from = neighbourhoods();
+  std::vector<float> from = neighbourhoods(16);
   std::vector<BFloat16> to(from.size());
   roundToBFloat16Avx512(from.data(), to.data(), from.size());
   expectRoundedLikeFromAcc(from, to);
+  // fromAcc's own NaNs too: quiet, payload's top kept.
+  for (size_t k = 0; k < from.size(); ++k)
+    if (std::isnan(from[k]))
+      ASSERT_EQ(to[k].bits, fromAcc<BFloat16>(from[k]).bits);
 }
 
-TEST(RoundBFloat16, Avx512RoundsSubnormalsInAnyLane) {
+TEST(RoundX86, BFloat16RoundsSubnormalsInAnyLane) {
   if (!hasAvx512BFloat16())
     GTEST_SKIP() << "this CPU has no AVX-512 BF16";
   // One subnormal among normal values, at each lane of a whole group of 32
@@ -65,27 +80,53 @@ TEST(RoundBFloat16, Avx512RoundsSubnormalsInAnyLane) {
   }
 }
 
-TEST(RoundBFloat16, Avx512WritesOnlyItsElements) {
-  if (!hasAvx512BFloat16())
-    GTEST_SKIP() << "this CPU has no AVX-512 BF16";
+TEST(RoundX86, HalfMatchesFromAcc) {
+  if (!hasF16c())
+    GTEST_SKIP() << "this CPU has no F16C";
+  std::vector<float> from = neighbourhoods(13);
+  std::vector<Half> to(from.size());
+  roundToHalfF16c(from.data(), to.data(), from.size());
+  expectRoundedLikeFromAcc(from, to);
+}
+
+/// Each length up to 40 writes its n elements, rounded, and nothing past.
+template <typename T, typename Round>
+void expectWritesOnlyItsElements(Round round) {
   for (int64_t n = 0; n <= 40; ++n) {
-    std::vector<float> from(n, -2.25f);
-    std::vector<BFloat16> to(n + 16, BFloat16{0xbeef});
-    roundToBFloat16Avx512(from.data(), to.data(), n);
+    std::vector<float> from(n);
+    for (int64_t k = 0; k < n; ++k)
+      from[k] = -2.25f + 0.001f * k;
+    std::vector<T> to(n + 16, T{0xbeef});
+    round(from.data(), to.data(), n);
+    expectRoundedLikeFromAcc(from, std::vector<T>(to.begin(), to.begin() + n));
     for (int64_t k = n; k < n + 16; ++k)
       ASSERT_EQ(to[k].bits, 0xbeefu) << "past the end, length " << n;
   }
 }
 
-TEST(RoundBFloat16, StoreRoundedMatchesFromAccAcrossBlocks) {
-  std::vector<float> all = neighbourhoods();
-  for (int64_t n : {int64_t{1}, kRoundBlock - 1, kRoundBlock, 2 * kRoundBlock + 37,
-                    static_cast<int64_t>(all.size())}) {
+TEST(RoundX86, PartialGroupsWriteOnlyTheirElements) {
+  if (hasAvx512BFloat16())
+    expectWritesOnlyItsElements<BFloat16>(roundToBFloat16Avx512);
+  if (hasF16c())
+    expectWritesOnlyItsElements<Half>(roundToHalfF16c);
+  if (!hasAvx512BFloat16() && !hasF16c())
+    GTEST_SKIP() << "this CPU has neither AVX-512 BF16 nor F16C";
+}
+
+template <typename T> void expectStoreRoundedLikeFromAcc(int dropped) {
+  std::vector<float> all = neighbourhoods(dropped);
+  for (int64_t n : {int64_t{1}, kRoundBlock - 1, kRoundBlock,
+                    2 * kRoundBlock + 37, static_cast<int64_t>(all.size())}) {
     std::vector<float> from(all.begin(), all.begin() + n);
-    std::vector<BFloat16> to(n);
+    std::vector<T> to(n);
     storeRounded(to.data(), n, [&](int64_t k) { return from[k] * 1.0f; });
     expectRoundedLikeFromAcc(from, to);
   }
+}
+
+TEST(RoundX86, StoreRoundedMatchesFromAccAcrossBlocks) {
+  expectStoreRoundedLikeFromAcc<BFloat16>(16);
+  expectStoreRoundedLikeFromAcc<Half>(13);
 }
 
 } // namespace

@@ -1,17 +1,17 @@
-//===- RoundBFloat16Avx512.cpp - bfloat16 rounding with AVX-512 BF16 ------===//
+//===- RoundX86.cpp - 16-bit rounding with x86 conversion instructions ---===//
 
-#include "RoundBFloat16.h"
+#include "RoundX86.h"
 
 #include <cstdlib>
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#define FXMLIR_HAS_AVX512_BF16_ROUNDING 1
+#define FXMLIR_HAS_X86_ROUNDING 1
 #include <immintrin.h>
 #endif
 
 namespace fxmlir::kernels::cpu {
 
-#ifdef FXMLIR_HAS_AVX512_BF16_ROUNDING
+#ifdef FXMLIR_HAS_X86_ROUNDING
 
 #define FXMLIR_AVX512_BF16                                                     \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
@@ -67,13 +67,39 @@ FXMLIR_AVX512_BF16 void roundToBFloat16Avx512(const float *from, BFloat16 *to,
   }
 }
 
+#define FXMLIR_F16C __attribute__((target("avx,f16c")))
+
+bool hasF16c() {
+  static const bool has =
+      __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  return has;
+}
+
+FXMLIR_F16C void roundToHalfF16c(const float *from, Half *to, int64_t n) {
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    __m128i low = _mm256_cvtps_ph(_mm256_loadu_ps(from + k), _MM_FROUND_TO_NEAREST_INT);
+    __m128i high = _mm256_cvtps_ph(_mm256_loadu_ps(from + k + 8), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(to + k), low);
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(to + k + 8), high);
+  }
+  for (; k + 4 <= n; k += 4)
+    _mm_storel_epi64(reinterpret_cast<__m128i *>(to + k),
+                     _mm_cvtps_ph(_mm_loadu_ps(from + k), _MM_FROUND_TO_NEAREST_INT));
+  for (; k < n; ++k)
+    to[k] = fromAcc<Half>(from[k]);
+}
+
 #else
 
 bool hasAvx512BFloat16() { return false; }
+bool hasF16c() { return false; }
 
+// Callers check hasAvx512BFloat16() and hasF16c().
 void roundToBFloat16Avx512(const float *, BFloat16 *, int64_t) {
-  std::abort(); // callers check hasAvx512BFloat16()
+  std::abort();
 }
+void roundToHalfF16c(const float *, Half *, int64_t) { std::abort(); }
 
 #endif
 

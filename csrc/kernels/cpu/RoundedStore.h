@@ -2,11 +2,11 @@
 //
 // storeRounded(out, n, value) stores fromAcc<T>(value(k)) at out[k]: the
 // one store of every element loop in kernels/cpu. For bfloat16 on a CPU with
-// AVX-512 BF16 the values go through a float block on the stack, rounded by
-// the conversion instructions (RoundBFloat16.h): fused_bias_act on [2048,
-// 1024] bfloat16 went from 1.01 to 0.89 ms with GELU, 1.07 to 0.88 with
-// SiLU, 0.32 to 0.27 with none (one AMD EPYC Zen 4 thread, medians of 40);
-// elsewhere, one loop rounding as it stores.
+// AVX-512 BF16, and for half on one with F16C, the values go through a float
+// block on the stack, rounded by the conversion instructions (RoundX86.h):
+// fused_bias_act on [2048, 1024] bfloat16 went from 1.01 to 0.89 ms with
+// GELU, 1.07 to 0.88 with SiLU, 0.32 to 0.27 with none (one AMD EPYC Zen 4
+// thread, medians of 40); elsewhere, one loop rounding as it stores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +14,7 @@
 #define FXMLIR_KERNELS_CPU_ROUNDEDSTORE_H
 
 #include "../common/ElementTypes.h"
-#include "RoundBFloat16.h"
+#include "RoundX86.h"
 #include "TargetClones.h"
 
 #include <algorithm>
@@ -26,20 +26,28 @@ namespace fxmlir::kernels::cpu {
 /// 1024 elements.
 constexpr int64_t kRoundBlock = 1024;
 
+/// The values of [0, n) a block at a time, each block rounded by round.
+template <typename T, typename Value, typename Round>
+FXMLIR_INLINE void storeBlocks(T *out, int64_t n, Value value, Round round) {
+  float block[kRoundBlock];
+  for (int64_t first = 0; first < n; first += kRoundBlock) {
+    int64_t count = std::min(kRoundBlock, n - first);
+#pragma omp simd
+    for (int64_t k = 0; k < count; ++k)
+      block[k] = value(first + k);
+    round(block, out + first, count);
+  }
+}
+
 template <typename T, typename Value>
 FXMLIR_INLINE void storeRounded(T *out, int64_t n, Value value) {
   if constexpr (std::is_same_v<T, BFloat16>) {
-    if (hasAvx512BFloat16()) {
-      float block[kRoundBlock];
-      for (int64_t first = 0; first < n; first += kRoundBlock) {
-        int64_t count = std::min(kRoundBlock, n - first);
-#pragma omp simd
-        for (int64_t k = 0; k < count; ++k)
-          block[k] = value(first + k);
-        roundToBFloat16Avx512(block, out + first, count);
-      }
-      return;
-    }
+    if (hasAvx512BFloat16())
+      return storeBlocks(out, n, value, roundToBFloat16Avx512);
+  }
+  if constexpr (std::is_same_v<T, Half>) {
+    if (hasF16c())
+      return storeBlocks(out, n, value, roundToHalfF16c);
   }
 #pragma omp simd
   for (int64_t k = 0; k < n; ++k)
