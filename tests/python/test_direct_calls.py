@@ -93,6 +93,9 @@ BINDING_CALLS = {
         lambda: ((_x(2, 3),), dict(_CAST, dtype=torch.float64, device=torch.device("cpu"),
                                    non_blocking=True)),
         lambda: ((_x(2, 3),), dict(_CAST, dtype=torch.float64, layout=torch.strided)),
+        # As the exported graphs spell a cast: strided, on its device.
+        lambda: ((_x(3, 2).t(),), dict(_CAST, dtype=torch.bfloat16, layout=torch.strided,
+                                       device=torch.device("cpu"), pin_memory=False)),
     ],
     _aten.view.default: [lambda: ((_x(2, 6), [3, 4]), {})],
     _aten.t.default: [lambda: ((_x(2, 3),), {})],
