@@ -3,7 +3,8 @@ as float32 GEMMs on this machine: those ATen has no oneDNN GEMM for (x86
 without AVX-512, e.g. AMD Zen 3), where its fallback is ~50x slower than
 float32's (a [256, 512] x [512, 512] bf16 mm: 105 ms against 1.9 ms, one
 thread). The fused ops' own products ask ATen the same question
-(csrc/ops/WideProducts.h)."""
+(csrc/ops/WideProducts.h). Small products the pass widens on every CPU (its
+own rule, not this list)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@
 // F16-LABEL: func.func @mm_bf16
 // F16-NOT: _to_copy
 // F16: return
-// Without dtypes the pass changes nothing.
+// Without dtypes it leaves products this large alone.
 // NONE-LABEL: func.func @mm_bf16
 // NONE-NOT: _to_copy
 // NONE: return
@@ -113,4 +113,57 @@ func.func @attention_backward(%g: !h, %q: !h, %k: !h, %v: !h, %o: !h, %lse: !l, 
   %1:3 = fxmlir.aten._scaled_dot_product_flash_attention_for_cpu_backward %gf, %gf, %gf, %gf, %gf, %lse, %none {dropout_p = 0.0 : f64, is_causal = true} : (!hf, !hf, !hf, !hf, !hf, !l, none) -> (!hf, !hf, !hf)
   %2:3 = fxmlir.aten._scaled_dot_product_flash_attention_for_cpu_backward %g, %q, %k, %v, %o, %lse, %mask {dropout_p = 0.0 : f64, is_causal = false} : (!h, !h, !h, !h, !h, !l, !m) -> (!h, !h, !h)
   return %0#0, %0#1, %0#2, %1#0, %fwd#0, %2#0 : !h, !h, !h, !hf, !h, !h
+}
+
+// -----
+
+!a = tensor<32x64xbf16, #fxmlir.device<"cpu">>
+!bt = tensor<64x32xbf16, #fxmlir.device<"cpu">>
+!c = tensor<32x32xbf16, #fxmlir.device<"cpu">>
+!big = tensor<64x64xbf16, #fxmlir.device<"cpu">>
+!e = tensor<64x32xbf16, #fxmlir.device<"cpu">>
+!p = tensor<2x32x32xf16, #fxmlir.device<"cpu">>
+!d = tensor<?x64xbf16, #fxmlir.device<"cpu">>
+!dc = tensor<?x32xbf16, #fxmlir.device<"cpu">>
+!g = tensor<32x64xbf16, #fxmlir.device<"cuda:0">>
+!gt = tensor<64x32xbf16, #fxmlir.device<"cuda:0">>
+!gc = tensor<32x32xbf16, #fxmlir.device<"cuda:0">>
+
+// Small products are widened without dtypes too (oneDNN's call costs more
+// than a float32 GEMM and its casts): 32 x 64 x 32 = 2^16 multiply-adds, a
+// bmm's 2 x 32 x 32 x 32 and an addmm's 2^16. At 2^17 (64 x 64 x 32) still;
+// twice that (64 x 64 x 64) is too large, and a dynamic size,
+// a float32 product and a GPU's stay.
+// NONE-LABEL: func.func @small_products
+// NONE: %[[A:.*]] = fxmlir.aten._to_copy %arg0 {dtype = f32, non_blocking = false}
+// NONE: %[[B:.*]] = fxmlir.aten._to_copy %arg1 {dtype = f32, non_blocking = false}
+// NONE: %[[P:.*]] = fxmlir.aten.mm %[[A]], %[[B]] : {{.*}} -> tensor<32x32xf32, {{.*}}>
+// NONE: %[[R:.*]] = fxmlir.aten._to_copy %[[P]] {dtype = bf16, non_blocking = false}
+// NONE: fxmlir.aten.bmm {{.*}} -> tensor<2x32x32xf32, {{.*}}>
+// NONE: fxmlir.aten.addmm {{.*}} -> tensor<32x32xf32, {{.*}}>
+// NONE: fxmlir.aten.mm {{.*}} -> tensor<64x32xf32, {{.*}}>
+// NONE: fxmlir.aten.mm {{.*}} : (tensor<64x64xbf16, {{.*}}>, tensor<64x64xbf16, {{.*}}>) -> tensor<64x64xbf16, {{.*}}>
+// NONE: fxmlir.aten.mm {{.*}} -> tensor<?x32xbf16, {{.*}}>
+// NONE: fxmlir.aten.mm {{.*}} -> tensor<32x32xbf16, #fxmlir.device<"cuda:0">>
+// NONE: return %[[R]]
+// The dtypes' rule takes all of them on the CPU, dynamic sizes included.
+// CHECK-LABEL: func.func @small_products
+// CHECK: fxmlir.aten.mm {{.*}} -> tensor<64x64xf32, {{.*}}>
+// CHECK: fxmlir.aten.mm {{.*}} -> tensor<?x32xf32, {{.*}}>
+// CHECK: fxmlir.aten.mm {{.*}} -> tensor<32x32xbf16, #fxmlir.device<"cuda:0">>
+// A stage pipeline widens them after autodiff, never before.
+// STAGE-LABEL: func.func @small_products
+// STAGE: fxmlir.aten.mm {{.*}} -> tensor<32x32xf32, {{.*}}>
+// BEFORE-LABEL: func.func @small_products
+// BEFORE-NOT: _to_copy
+// BEFORE: return
+func.func @small_products(%a: !a, %bt: !bt, %c: !c, %p: !p, %big: !big, %d: !d, %g: !g, %gt: !gt) -> (!c, !p, !c, !e, !big, !dc, !gc) {
+  %0 = fxmlir.aten.mm %a, %bt : (!a, !bt) -> !c
+  %1 = fxmlir.aten.bmm %p, %p : (!p, !p) -> !p
+  %2 = fxmlir.aten.addmm %c, %a, %bt {alpha = 1 : i64, beta = 1 : i64} : (!c, !a, !bt) -> !c
+  %e = fxmlir.aten.mm %big, %bt : (!big, !bt) -> !e
+  %3 = fxmlir.aten.mm %big, %big : (!big, !big) -> !big
+  %4 = fxmlir.aten.mm %d, %bt : (!d, !bt) -> !dc
+  %5 = fxmlir.aten.mm %g, %gt : (!g, !gt) -> !gc
+  return %0, %1, %2, %e, %3, %4, %5 : !c, !p, !c, !e, !big, !dc, !gc
 }
