@@ -6,6 +6,7 @@ F.cross_entropy spell the loss, and the memory it exists to save."""
 from __future__ import annotations
 
 import copy
+import resource
 from typing import Callable
 
 import pytest
@@ -306,3 +307,53 @@ def test_explain_says_why_a_loss_did_not_fuse():
     (site,) = _unfused_losses(_cross_entropy_module(0.0, rows=8))
     assert "the logits fit in one block" in site.reason, site.reason
     assert not _unfused_losses(_cross_entropy_module(0.0))
+
+
+def _large_head_grads():
+    """The fused loss's gradients for a 32 MiB float32 head ([8192, 1024]), and
+    eager's weight gradient."""
+    torch.manual_seed(0)
+    x = torch.randn(4, 1024)
+    w = torch.randn(8192, 1024) * 0.01
+    target = torch.randint(0, 8192, (4,))
+    _, lse, _ = ops.fused_linear_cross_entropy(x, w, None, target, MEAN, -100, False)
+
+    def grads():
+        return ops.fused_linear_cross_entropy_grad(torch.tensor(1.0), None, x, w, None, target,
+                                                   None, lse, MEAN, -100)
+
+    wr = w.clone().requires_grad_()
+    F.cross_entropy(x @ wr.t(), target).backward()
+    return grads, wr.grad
+
+
+def test_a_large_weight_gradient_reuses_a_freed_block_and_never_a_live_one():
+    grads, expected = _large_head_grads()
+    first = grads()[1]
+    torch.testing.assert_close(first, expected, rtol=1e-4, atol=1e-6)
+    live = grads()[1]  # the first is alive: a block of its own
+    assert live.data_ptr() != first.data_ptr()
+    torch.testing.assert_close(first, expected, rtol=1e-4, atol=1e-6)
+    torch.testing.assert_close(live, expected, rtol=1e-4, atol=1e-6)
+    freed = first.data_ptr()
+    del first
+    # A freed block of its size is taken: its pages are not faulted in again
+    # (8192 faults of 4 KiB pages for a new one).
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    again = grads()[1]
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+    assert again.data_ptr() == freed
+    assert faults < 2048, faults
+    torch.testing.assert_close(again, expected, rtol=1e-4, atol=1e-6)
+
+
+def test_a_reused_gradient_block_is_seen_by_the_memory_profiler():
+    grads, _ = _large_head_grads()
+    grads()  # made and freed: its block is kept
+    with torch.profiler.profile(profile_memory=True) as prof:
+        grad_weight = grads()[1]
+        del grad_weight
+    # Made inside the op (its event's allocations), freed after it.
+    (op,) = [e for e in prof.events() if e.name == "fxmlir::fused_linear_cross_entropy_grad"]
+    assert op.cpu_memory_usage >= 32 << 20
+    assert any(e.name == "[memory]" and e.cpu_memory_usage == -(32 << 20) for e in prof.events())
