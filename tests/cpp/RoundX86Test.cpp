@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 using namespace fxmlir::kernels;
@@ -50,13 +51,22 @@ void expectRoundedLikeFromAcc(const std::vector<float> &from,
   }
 }
 
+/// `round` applied to the neighbourhoods of a rounding dropping `dropped`
+/// bits, checked against fromAcc; the inputs and results.
+template <typename T, typename Round>
+std::pair<std::vector<float>, std::vector<T>> expectNeighbourhoodsRounded(int dropped,
+                                                                          Round round) {
+  std::vector<float> from = neighbourhoods(dropped);
+  std::vector<T> to(from.size());
+  round(from.data(), to.data(), from.size());
+  expectRoundedLikeFromAcc(from, to);
+  return {from, to};
+}
+
 TEST(RoundX86, BFloat16MatchesFromAcc) {
   if (!hasAvx512BFloat16())
     GTEST_SKIP() << "this CPU has no AVX-512 BF16";
-  std::vector<float> from = neighbourhoods(16);
-  std::vector<BFloat16> to(from.size());
-  roundToBFloat16Avx512(from.data(), to.data(), from.size());
-  expectRoundedLikeFromAcc(from, to);
+  auto [from, to] = expectNeighbourhoodsRounded<BFloat16>(16, roundToBFloat16Avx512);
   // fromAcc's own NaNs too: quiet, payload's top kept.
   for (size_t k = 0; k < from.size(); ++k)
     if (std::isnan(from[k]))
@@ -83,10 +93,7 @@ TEST(RoundX86, BFloat16RoundsSubnormalsInAnyLane) {
 TEST(RoundX86, HalfMatchesFromAcc) {
   if (!hasF16c())
     GTEST_SKIP() << "this CPU has no F16C";
-  std::vector<float> from = neighbourhoods(13);
-  std::vector<Half> to(from.size());
-  roundToHalfF16c(from.data(), to.data(), from.size());
-  expectRoundedLikeFromAcc(from, to);
+  expectNeighbourhoodsRounded<Half>(13, roundToHalfF16c);
 }
 
 /// Each length up to 40 writes its n elements, rounded, and nothing past.
