@@ -220,6 +220,9 @@ def _verifier(op: FusedOp, sig: schema.OpSignature) -> str:
         checks.append("verifyPackedMaskOp(*this, getGrad(), getMask(), getResult())")
     elif op.family is Family.CASTS:
         checks.append("verifyCastsOp(*this, getTensors(), getResult(), getDtype())")
+    elif op.family is Family.EMBEDDING_GRAD:
+        checks.append("verifyEmbeddingGradOp(*this, getGrad(), getIndices(), getNumWeights(), "
+                      "getResult())")
     elif op.family is Family.LINEAR_LOSS:
         grad_logits = "getGradLogits()" if "grad_logits" in op.schema else "::mlir::Value()"
         checks.append("verifyLinearLossOp(*this, getX(), getWeight(), getBias(), getTarget(), "

@@ -555,6 +555,7 @@ std::vector<at::Tensor> castTensors(at::TensorList tensors,
 
 } // namespace fxmlir::ops
 
+#include "EmbeddingGrad.h"      // the embedding-gradient family
 #include "LinearCrossEntropy.h" // the linear-loss family
 
 #endif // FXMLIR_OPS_FUSEDOPS_H

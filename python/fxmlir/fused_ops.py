@@ -130,6 +130,10 @@ class Family(enum.Enum):
     # Tensors cast to one dtype: result i is input i's values in `dtype`,
     # its shape and strides.
     CASTS = "Casts"
+    # An embedding's weight gradient: grad [..., D] (floating point),
+    # integer indices [...] (grad's leading dims), result [num_weights, D]
+    # in grad's dtype.
+    EMBEDDING_GRAD = "EmbeddingGrad"
 
 
 # Which translation unit registers each part of a family: its torch schemas,
@@ -510,6 +514,32 @@ FUSED_OPS += (
         : (tensor<16x8xf32>, tensor<16xf32>) -> (tensor<16x8xbf16>, tensor<16xbf16>)
     ```""",
         family=Family.CASTS,
+    ),
+)
+
+
+FUSED_OPS += (
+    FusedOp(
+        "embedding_grad(Tensor grad, Tensor indices, int num_weights, int padding_idx) "
+        "-> Tensor",
+        summary="an embedding's weight gradient, in a CPU block reused across steps",
+        description="""
+    `embedding_dense_backward(grad, indices, num_weights, padding_idx,
+    scale_grad_by_freq=False)`, the same sums in the same order (bit for
+    bit): row k of the result is the sum of grad's rows whose index is k,
+    rows indexed `padding_idx` left out (negative: none). The result comes
+    from the blocks csrc/ops/ReusedBlocks.h keeps: ATen's takes a fresh
+    zero-filled [num_weights, D] block each step (glibc maps one over 32
+    MiB anew, its pages faulted in one at a time), this one the block the
+    freed gradient of the step before left, zeroed in place.
+    fxmlir-reuse-embedding-grads makes it from CPU embedding gradients.
+
+    ```mlir
+    %dw = fxmlir.embedding_grad %g, %i {num_weights = 100 : i64, padding_idx = -1 : i64}
+        : (tensor<2x8x16xf32>, tensor<2x8xsi64>) -> tensor<100x16xf32>
+    ```""",
+        family=Family.EMBEDDING_GRAD,
+        devices=("CPU",),
     ),
 )
 

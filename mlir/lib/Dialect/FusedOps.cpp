@@ -171,6 +171,37 @@ LogicalResult fxmlir::verifyCastsOp(Operation *op, ValueRange tensors,
   return success();
 }
 
+LogicalResult fxmlir::verifyEmbeddingGradOp(Operation *op, Value grad,
+                                            Value indices, int64_t numWeights,
+                                            Value result) {
+  auto gradType = cast<RankedTensorType>(grad.getType());
+  auto indicesType = cast<RankedTensorType>(indices.getType());
+  auto resultType = cast<RankedTensorType>(result.getType());
+  if (!isa<FloatType>(gradType.getElementType()) || gradType.getRank() < 1)
+    return op->emitOpError("needs a floating-point grad [..., D], got ")
+           << gradType;
+  if (!isa<IntegerType>(indicesType.getElementType()))
+    return op->emitOpError("needs integer indices, got ") << indicesType;
+  if (failed(verifyCompatibleShape(indicesType.getShape(),
+                                   gradType.getShape().drop_back())))
+    return op->emitOpError("indices ")
+           << indicesType << " do not have grad's leading dims (" << gradType
+           << ")";
+  if (numWeights < 0)
+    return op->emitOpError("num_weights must be at least 0, got ")
+           << numWeights;
+  int64_t dims[] = {numWeights, gradType.getShape().back()};
+  if (resultType.getElementType() != gradType.getElementType() ||
+      failed(verifyCompatibleShape(resultType.getShape(), dims)))
+    return op->emitOpError("result ")
+           << resultType << " must be [num_weights = " << numWeights
+           << ", D] of grad's element type (" << gradType << ")";
+  if (getDevice(indicesType) != getDevice(gradType) ||
+      getDevice(resultType) != getDevice(gradType))
+    return op->emitOpError("tensors are on different devices");
+  return success();
+}
+
 LogicalResult fxmlir::verifyLinearOp(Operation *op,
                                            ArrayRef<LinearDims> tensors) {
   auto xType = cast<RankedTensorType>(tensors.front().value.getType());

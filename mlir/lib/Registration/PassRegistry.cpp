@@ -59,6 +59,9 @@ constexpr PipelineEntry kPipeline[] = {
     {"fxmlir-recompose", AllStages},
     // After the fusions, whose patterns read the transposes of products.
     {"fxmlir-fold-transpose-pairs", AllStages},
+    // Backward graphs are where embedding gradients are; after autodiff
+    // only (its op has no autograd formula).
+    {"fxmlir-reuse-embedding-grads", Backward, AfterAutodiff},
     // After autodiff only (autograd never sees its casts), after the
     // fusions that take products; it widens the types the stage option
     // names, none by default.

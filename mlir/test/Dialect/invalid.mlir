@@ -198,3 +198,43 @@ func.func @cast_results_missing(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<
   %0 = fxmlir.cast_tensors %a, %b {dtype = bf16} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xbf16>
   return %0 : tensor<4xbf16>
 }
+
+// -----
+
+func.func @embedding_grad_of_integers(%g: tensor<2x8xsi64>, %i: tensor<2xsi64>) -> tensor<10x8xsi64> {
+  // expected-error @+1 {{needs a floating-point grad [..., D], got 'tensor<2x8xsi64>'}}
+  %0 = fxmlir.embedding_grad %g, %i {num_weights = 10 : i64, padding_idx = -1 : i64} : (tensor<2x8xsi64>, tensor<2xsi64>) -> tensor<10x8xsi64>
+  return %0 : tensor<10x8xsi64>
+}
+
+// -----
+
+func.func @embedding_grad_float_indices(%g: tensor<2x8xf32>, %i: tensor<2xf32>) -> tensor<10x8xf32> {
+  // expected-error @+1 {{needs integer indices, got 'tensor<2xf32>'}}
+  %0 = fxmlir.embedding_grad %g, %i {num_weights = 10 : i64, padding_idx = -1 : i64} : (tensor<2x8xf32>, tensor<2xf32>) -> tensor<10x8xf32>
+  return %0 : tensor<10x8xf32>
+}
+
+// -----
+
+func.func @embedding_grad_indices_not_leading_dims(%g: tensor<2x8xf32>, %i: tensor<3xsi64>) -> tensor<10x8xf32> {
+  // expected-error @+1 {{indices 'tensor<3xsi64>' do not have grad's leading dims}}
+  %0 = fxmlir.embedding_grad %g, %i {num_weights = 10 : i64, padding_idx = -1 : i64} : (tensor<2x8xf32>, tensor<3xsi64>) -> tensor<10x8xf32>
+  return %0 : tensor<10x8xf32>
+}
+
+// -----
+
+func.func @embedding_grad_wrong_rows(%g: tensor<2x8xf32>, %i: tensor<2xsi64>) -> tensor<9x8xf32> {
+  // expected-error @+1 {{result 'tensor<9x8xf32>' must be [num_weights = 10, D] of grad's element type}}
+  %0 = fxmlir.embedding_grad %g, %i {num_weights = 10 : i64, padding_idx = -1 : i64} : (tensor<2x8xf32>, tensor<2xsi64>) -> tensor<9x8xf32>
+  return %0 : tensor<9x8xf32>
+}
+
+// -----
+
+func.func @embedding_grad_devices(%g: tensor<2x8xf32, #fxmlir.device<"cpu">>, %i: tensor<2xsi64, #fxmlir.device<"cuda:0">>) -> tensor<10x8xf32, #fxmlir.device<"cpu">> {
+  // expected-error @+1 {{tensors are on different devices}}
+  %0 = fxmlir.embedding_grad %g, %i {num_weights = 10 : i64, padding_idx = -1 : i64} : (tensor<2x8xf32, #fxmlir.device<"cpu">>, tensor<2xsi64, #fxmlir.device<"cuda:0">>) -> tensor<10x8xf32, #fxmlir.device<"cpu">>
+  return %0 : tensor<10x8xf32, #fxmlir.device<"cpu">>
+}

@@ -59,6 +59,13 @@ func.func private @region_0(%x: !x, %b: !b) -> !x {
   return %0 : !x
 }
 
+// CHECK-LABEL: func.func @embedding_grad
+// CHECK: fxmlir.embedding_grad %{{.*}}, %{{.*}} {num_weights = 100 : i64, padding_idx = 3 : i64}
+func.func @embedding_grad(%g: tensor<?x16xf32, #fxmlir.device<"cpu">>, %i: tensor<?xsi32, #fxmlir.device<"cpu">>) -> tensor<100x16xf32, #fxmlir.device<"cpu">> {
+  %0 = fxmlir.embedding_grad %g, %i {num_weights = 100 : i64, padding_idx = 3 : i64} : (tensor<?x16xf32, #fxmlir.device<"cpu">>, tensor<?xsi32, #fxmlir.device<"cpu">>) -> tensor<100x16xf32, #fxmlir.device<"cpu">>
+  return %0 : tensor<100x16xf32, #fxmlir.device<"cpu">>
+}
+
 // CHECK-LABEL: func.func @cast_tensors
 // CHECK: fxmlir.cast_tensors %{{.*}}, %{{.*}} {dtype = bf16}
 func.func @cast_tensors(%x: !x, %b: !b) -> (tensor<8x16xbf16, #fxmlir.device<"cpu">>, tensor<16xbf16, #fxmlir.device<"cpu">>) {

@@ -501,4 +501,38 @@ def Fxmlir_CastTensorsOp : Fxmlir_Op<"cast_tensors", [Pure]> {
   }];
 }
 
+def Fxmlir_EmbeddingGradOp : Fxmlir_Op<"embedding_grad", [Pure]> {
+  let summary = "an embedding's weight gradient, in a CPU block reused across steps";
+  let description = [{
+    `embedding_dense_backward(grad, indices, num_weights, padding_idx,
+    scale_grad_by_freq=False)`, the same sums in the same order (bit for
+    bit): row k of the result is the sum of grad's rows whose index is k,
+    rows indexed `padding_idx` left out (negative: none). The result comes
+    from the blocks csrc/ops/ReusedBlocks.h keeps: ATen's takes a fresh
+    zero-filled [num_weights, D] block each step (glibc maps one over 32
+    MiB anew, its pages faulted in one at a time), this one the block the
+    freed gradient of the step before left, zeroed in place.
+    fxmlir-reuse-embedding-grads makes it from CPU embedding gradients.
+
+    ```mlir
+    %dw = fxmlir.embedding_grad %g, %i {num_weights = 100 : i64, padding_idx = -1 : i64}
+        : (tensor<2x8x16xf32>, tensor<2x8xsi64>) -> tensor<100x16xf32>
+    ```
+  }];
+  let arguments = (ins
+    Fxmlir_Tensor:$grad,
+    Fxmlir_Tensor:$indices,
+    I64Attr:$num_weights,
+    I64Attr:$padding_idx
+  );
+  let results = (outs Fxmlir_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::fxmlir::verifyEmbeddingGradOp(*this, getGrad(), getIndices(), getNumWeights(), getResult());
+    }
+  }];
+}
+
 #endif // FXMLIR_DIALECT_FUSEDOPS_TD

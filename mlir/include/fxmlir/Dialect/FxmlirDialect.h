@@ -113,6 +113,12 @@ LogicalResult verifyLinearLossOp(Operation *op, Value x, Value weight,
                                  Value bias, Value target, Value logits,
                                  Value gradLogits, Value lse);
 
+/// Embedding-gradient family: floating-point grad [..., D], integer indices
+/// of grad's leading dims, result [numWeights, D] of grad's element type;
+/// all on one device.
+LogicalResult verifyEmbeddingGradOp(Operation *op, Value grad, Value indices,
+                                    int64_t numWeights, Value result);
+
 /// A string attribute that takes one of `accepted` (schema.STR_ENUMS).
 LogicalResult verifyStrEnum(Operation *op, StringRef name, StringRef value,
                             ArrayRef<StringRef> accepted);

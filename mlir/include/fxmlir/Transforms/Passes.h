@@ -30,6 +30,8 @@ void populateMaskDrawFusionPatterns(RewritePatternSet &patterns);
 void populateRecomposePatterns(RewritePatternSet &patterns);
 /// t(t(x)) -> x.
 void populateTransposePairFoldPatterns(RewritePatternSet &patterns);
+/// CPU embedding_dense_backward -> embedding_grad (its block reused).
+void populateEmbeddingGradReusePatterns(RewritePatternSet &patterns);
 
 /// The inverse of outlining one JIT region: the ops of private function
 /// @name put back in place of each fxmlir.mlir_jit call of it (their FX node

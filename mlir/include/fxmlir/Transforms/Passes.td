@@ -176,6 +176,20 @@ def GroupCasts : Pass<"fxmlir-group-casts"> {
   let dependentDialects = ["::fxmlir::FxmlirDialect"];
 }
 
+def ReuseEmbeddingGrads : Pass<"fxmlir-reuse-embedding-grads"> {
+  let summary = "Compute CPU embedding gradients into a block reused across steps (fxmlir.embedding_grad)";
+  let description = [{
+    `embedding_dense_backward` of CPU tensors without `scale_grad_by_freq`
+    -> `fxmlir.embedding_grad`: the same sums in the same order, into the
+    block the step before's freed gradient left (csrc/ops/ReusedBlocks.h),
+    zeroed in place, where ATen's takes a fresh zero-filled block, which
+    glibc maps anew for a large vocabulary (LLaMA's [32000, 512] float32:
+    62.5 MiB, its pages faulted in one at a time each step). After
+    autodiff only: the op has no autograd formula.
+  }];
+  let dependentDialects = ["::fxmlir::FxmlirDialect"];
+}
+
 def WidenCpuProducts : Pass<"fxmlir-widen-cpu-products"> {
   let summary = "Compute 16-bit float products on CPU as float32 GEMMs where the CPU has no fast 16-bit GEMM, and small ones everywhere";
   let description = [{
