@@ -82,4 +82,24 @@ at::Tensor emptyReused(at::IntArrayRef sizes, at::TensorOptions options) {
       options);
 }
 
+size_t releaseReusedBlocks() {
+  KeptBlocks &state = kept();
+  std::multimap<size_t, void *> blocks;
+  size_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    blocks.swap(state.blocks);
+    bytes = state.keptBytes;
+    state.keptBytes = 0;
+  }
+  for (auto &[size, data] : blocks)
+    c10::free_cpu(data);
+  return bytes;
+}
+
 } // namespace fxmlir::ops
+
+extern "C" __attribute__((visibility("default"))) size_t
+fxmlir_release_reused_blocks() {
+  return fxmlir::ops::releaseReusedBlocks();
+}

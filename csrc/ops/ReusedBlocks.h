@@ -7,7 +7,7 @@
 // once the loop frees its gradients. The ops that make such results take
 // them from here, which keeps a freed block for the next result of its
 // size; torch's profiler sees each result made and freed as its own
-// allocator's.
+// allocator's. At most 1 GiB is kept; releaseReusedBlocks() frees it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +25,11 @@ at::Tensor emptyReused(at::IntArrayRef sizes, at::TensorOptions options);
 
 /// Results below this size are at::empty's: glibc reuses their blocks.
 constexpr size_t kReusedMinBytes = size_t{32} << 20;
+
+/// Frees every kept block (results still alive are not touched); the bytes
+/// freed. Python calls it as fxmlir.memory.release_reused_blocks(), through
+/// the C symbol fxmlir_release_reused_blocks.
+size_t releaseReusedBlocks();
 
 } // namespace fxmlir::ops
 

@@ -1,6 +1,8 @@
 """What a training step holds in memory: its peak, from torch's memory
 profiler (CPU tensors have no allocator statistics to read), and what an
-AOTAutograd forward graph saves for backward, from its fake tensors.
+AOTAutograd forward graph saves for backward, from its fake tensors; and
+release_reused_blocks(), which gives back the freed blocks that fxmlir's
+large CPU results keep for the next step.
 
 tests/python/test_memory.py, the benchmarks' step tables and the dumps'
 summary.json (`fxmlir report`) all measure with these.
@@ -8,6 +10,7 @@ summary.json (`fxmlir report`) all measure with these.
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -99,3 +102,17 @@ def _hint(size: int | torch.SymInt) -> int:
     # machine's torch).
     hint = getattr(symbolic_shapes, "optimization_hint", None) or symbolic_shapes.size_hint
     return hint(size)
+
+
+def release_reused_blocks() -> int:
+    """Frees the blocks fxmlir keeps for its large CPU results (over 32 MiB:
+    the fused LM loss's weight gradient, an embedding's gradient), which a
+    freed result leaves for the next step's result of its size (at most 1
+    GiB in all; docs/memory.md), as torch.cuda.empty_cache() does for
+    CUDA's cached blocks; returns the bytes freed. Results still alive are
+    not touched. The next such result takes a new block."""
+    from fxmlir.ops import LIBRARY_PATH
+
+    release = ctypes.CDLL(str(LIBRARY_PATH)).fxmlir_release_reused_blocks
+    release.restype = ctypes.c_size_t
+    return int(release())

@@ -1,18 +1,20 @@
 """An embedding's weight gradient in a reused CPU block
 (fxmlir-reuse-embedding-grads and torch.ops.fxmlir.embedding_grad): ATen's
-sums bit for bit, its block reused across steps, in a compiled training
-step."""
+sums bit for bit, its block reused across steps (and given back by
+fxmlir.memory.release_reused_blocks), in a compiled training step."""
 
 from __future__ import annotations
 
 import copy
 import resource
+from pathlib import Path
 
 import pytest
 import torch
 from torch import nn
 
 import fxmlir
+from fxmlir.memory import release_reused_blocks
 
 ops = torch.ops.fxmlir
 aten = torch.ops.aten
@@ -90,6 +92,30 @@ def test_a_large_gradient_reuses_a_freed_block_and_never_a_live_one():
     assert again.data_ptr() == freed
     assert faults < 2048, faults
     assert torch.equal(again, want)
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * resource.getpagesize()
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs Linux's /proc")
+def test_releasing_the_kept_blocks_gives_their_memory_back():
+    grad = torch.randn(8, 1024)
+    indices = torch.tensor([0, 7, 7, 16383, 2, 0, 9, 7])
+    want = aten.embedding_dense_backward(grad, indices, 16384, -1, False)
+    del_me = ops.embedding_grad(grad, indices, 16384, -1)
+    live = ops.embedding_grad(grad, indices, 16384, -1)
+    del del_me  # its 64 MiB block is kept, resident (zeroed when made)
+    resident = _resident_bytes()
+    freed = release_reused_blocks()
+    assert freed >= 64 << 20  # (and whatever other tests left)
+    assert resident - _resident_bytes() >= 60 << 20
+    assert release_reused_blocks() == 0
+    assert torch.equal(live, want)  # a live result is not touched
+    del live
+    assert release_reused_blocks() == 64 << 20
+    assert torch.equal(ops.embedding_grad(grad, indices, 16384, -1), want)
 
 
 class _TinyLM(nn.Module):
