@@ -105,7 +105,7 @@ def _hint(size: int | torch.SymInt) -> int:
 
 
 def release_reused_blocks() -> int:
-    """Frees the blocks fxmlir keeps for its large CPU results (over 32 MiB:
+    """Frees the blocks fxmlir keeps for its large CPU results (32 MiB or more:
     the fused LM loss's weight gradient, an embedding's gradient), which a
     freed result leaves for the next step's result of its size (at most 1
     GiB in all; docs/memory.md), as torch.cuda.empty_cache() does for

@@ -23,6 +23,12 @@ bool fxmlir::isCudaTensor(Value value) {
   return getDevice(value.getType()).getType() == "cuda";
 }
 
+bool fxmlir::isCpuTensor(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  DeviceAttr device = type ? getDevice(type) : DeviceAttr();
+  return device && device.getType() == "cpu";
+}
+
 Type fxmlir::packedMaskType(Value like) {
   auto type = cast<RankedTensorType>(like.getType());
   int64_t bytes = type.hasStaticShape() ? (type.getNumElements() + 7) / 8

@@ -16,6 +16,7 @@
 
 #include "fxmlir/Transforms/FusionConfig.h"
 #include "fxmlir/Transforms/Passes.h"
+#include "fxmlir/Transforms/PatternUtils.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -24,12 +25,6 @@ namespace fxmlir {
 #include "fxmlir/Transforms/Passes.h.inc"
 
 namespace {
-
-bool isCpuTensor(Value value) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  DeviceAttr device = type ? getDevice(type) : DeviceAttr();
-  return device && device.getType() == "cpu";
-}
 
 struct ReuseEmbeddingGrad : OpRewritePattern<EmbeddingDenseBackwardOp> {
   using OpRewritePattern::OpRewritePattern;

@@ -25,6 +25,7 @@
 
 #include "fxmlir/Dialect/FxmlirDialect.h"
 #include "fxmlir/Transforms/Passes.h"
+#include "fxmlir/Transforms/PatternUtils.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -150,11 +151,8 @@ private:
         !(isa<BFloat16Type, Float16Type>(element) && isSmallProduct(op)))
       return false;
     auto onCpuOrOther = [&](Value value) {
-      if (getElementTypeOrSelf(value.getType()) != element)
-        return true;
-      auto type = dyn_cast<RankedTensorType>(value.getType());
-      DeviceAttr device = type ? getDevice(type) : DeviceAttr();
-      return device && device.getType() == "cpu";
+      return getElementTypeOrSelf(value.getType()) != element ||
+             isCpuTensor(value);
     };
     return llvm::all_of(op->getResults(), onCpuOrOther) &&
            llvm::all_of(op->getOperands(), onCpuOrOther);

@@ -25,6 +25,9 @@ bool isFusibleTensor(Value value);
 /// where a fusion has a kernel only CUDA makes worth it (GEMM epilogues).
 bool isCudaTensor(Value value);
 
+/// Whether `value` is a ranked tensor (of any element type) on the CPU.
+bool isCpuTensor(Value value);
+
 /// The type of the packed mask (1 bit per element, ui8) of a tensor.
 Type packedMaskType(Value like);
 
