@@ -75,8 +75,8 @@ void group(ArrayRef<UnderscoreToCopyOp> casts, Type dtype) {
   Location loc = FusedLoc::get(context, locations,
                                StringAttr::get(context, "fxmlir-group-casts"));
   OpBuilder builder(casts.front());
-  auto grouped = builder.create<CastTensorsOp>(loc, types, tensors,
-                                               TypeAttr::get(dtype));
+  auto grouped = CastTensorsOp::create(builder, loc, types, tensors,
+                                       TypeAttr::get(dtype));
   for (auto [copy, result] : llvm::zip(casts, grouped.getResults())) {
     copy->replaceAllUsesWith(ValueRange(result));
     copy->erase();
