@@ -179,6 +179,29 @@ def test_a_compiled_training_step_computes_embedding_gradients_like_eager(device
     assert _embedding_calls(lambda: step(compiled)) == fused
 
 
+def test_a_loop_whose_length_changes_every_step_keeps_the_op_and_eager_numerics():
+    # Dynamic shapes (the sequence length symbolic), an eval step under
+    # no_grad between training steps.
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = _TinyLM()
+    eager = copy.deepcopy(model)
+    compiled = torch.compile(model, dynamic=True, backend=fxmlir.backend(strict=True))
+    compiled(torch.randint(0, 300, (2, 6))).backward()  # compiled once, lengths symbolic
+    for length in (9, 5, 12, 7):
+        ids = torch.randint(0, 300, (2, length))
+        for net in (model, eager):
+            for p in net.parameters():
+                p.grad = None
+        calls = _embedding_calls(lambda: compiled(ids).backward())
+        eager(ids).backward()
+        assert calls == {"fxmlir::embedding_grad": 2}, length
+        for (name, p), q in zip(model.named_parameters(), eager.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-6, msg=name)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(ids[:1]), eager(ids[:1]))
+
+
 def test_the_pass_can_be_turned_off():
     torch._dynamo.reset()
     torch.manual_seed(0)
