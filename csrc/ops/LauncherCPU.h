@@ -51,7 +51,7 @@ template <> struct Launcher<Device::CPU> {
                           kernels::BiasBroadcast shape, double p,
                           const Residual *...residual) {
     uint64_t seed = drawSeed();
-    uint32_t threshold = kernels::keepThreshold(p);
+    uint32_t threshold = kernels::keepThreshold16(p);
     // Split at mask bytes: threads never share one.
     int64_t bytes = (shape.numel + 7) / 8;
     at::parallel_for(0, bytes, kGrain / 8, [&](int64_t begin, int64_t end) {

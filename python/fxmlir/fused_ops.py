@@ -254,8 +254,10 @@ FUSED_OPS = (
     calls, which leave the generator where eager's leave it: on CPU
     `empty_like(like).bernoulli_(1 - p)` (at::dropout's draw), on CUDA
     `at::native_dropout` (eager's fused Philox kernel); p = 0 or no elements
-    draw nothing, as in eager. Without it, fxmlir's own Philox stream. The
-    op is not Pure: two masks must never be merged.
+    draw nothing, as in eager. Without it, fxmlir's own Philox stream, 16
+    random bits an element on a CPU (`p` rounded up to a multiple of 2^-16:
+    the draws bound the CPU kernels) and 24 on CUDA (2^-24). The op is not
+    Pure: two masks must never be merged.
 
     ```mlir
     %m = fxmlir.random_mask_like %x {p = 1.000000e-01 : f64}

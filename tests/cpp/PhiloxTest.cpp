@@ -1,8 +1,9 @@
 //===- PhiloxTest.cpp - the CPU mask draws against plain Philox -----------===//
 //
-// Philox4x32-10 against Random123's known-answer vectors, and the CPU mask
-// draws (csrc/kernels/cpu/RandomMask.cpp, with the widest hand-vectorized
-// path this CPU has; and each of those paths, PhiloxAvx2.cpp's and
+// Philox4x32-10 against Random123's known-answer vectors, the CPU's keep
+// rule (keepThreshold16, keepByte16), and the CPU mask draws
+// (csrc/kernels/cpu/RandomMask.cpp, with the widest hand-vectorized path
+// this CPU has; and each of those paths, PhiloxAvx2.cpp's and
 // PhiloxAvx512.cpp's, on its own where the CPU has it) against a scalar
 // loop over philox4x32: the same bits for any range, threshold and counter,
 // counters past 2^32 blocks included; and the unpacking of a packed mask
@@ -53,20 +54,39 @@ TEST(Philox, KnownAnswers) {
 }
 
 constexpr uint64_t kSeed = 0x0123456789abcdefull;
-// Thresholds of p = 0, 0.1, 0.5 and nearly 1.
-const uint32_t kThresholds[] = {keepThreshold(0.0), keepThreshold(0.1),
-                                keepThreshold(0.5), keepThreshold(0.999)};
-// First bytes / elements: 0, odd, and where the block counter's low word
-// wraps (2^32 blocks: 2^31 bytes, 2^34 elements).
-const int64_t kFirstBytes[] = {0, 12345, (int64_t{1} << 31) - 13};
-const int64_t kFirstElements[] = {0, 7, (int64_t{1} << 34) - 50};
+// Thresholds of p = 0, 0.1, 0.5, 0.999 and so near 1 that nothing is kept
+// (2^16: above every halfword).
+const uint32_t kThresholds[] = {keepThreshold16(0.0), keepThreshold16(0.1),
+                                keepThreshold16(0.5), keepThreshold16(0.999),
+                                keepThreshold16(1.0 - 1e-7)};
+// First bytes (blocks) / elements: 0, odd, and where the block counter's
+// low word wraps (2^32 blocks: 2^35 elements).
+const int64_t kFirstBytes[] = {0, 12345, (int64_t{1} << 32) - 13};
+const int64_t kFirstElements[] = {0, 7, (int64_t{1} << 35) - 50};
 
-/// A block's 4 bools as keepBytes lays them out (byte k for word k).
-uint32_t keepBytesOf(const bool *block) {
-  uint32_t word = 0;
-  for (int k = 0; k < 4; ++k)
-    word |= static_cast<uint32_t>(block[k]) << (8 * k);
-  return word;
+TEST(Philox, KeepThreshold16RoundsPUp) {
+  EXPECT_EQ(keepThreshold16(0.0), 0u);
+  EXPECT_EQ(keepThreshold16(0.5), 32768u);
+  EXPECT_EQ(keepThreshold16(0.1), 6554u); // 6553.6 rounded up
+  EXPECT_EQ(keepThreshold16(1.0 - 1e-7), 65536u);
+}
+
+TEST(Philox, KeepByte16TakesLowHalfThenHighHalfOfEachWord) {
+  // Halfword j of the block is j + 1: word k holds 2 k + 1 low, 2 k + 2 high.
+  PhiloxBlock block{1u | 2u << 16, 3u | 4u << 16, 5u | 6u << 16, 7u | 8u << 16};
+  for (uint32_t threshold = 0; threshold <= 9; ++threshold) {
+    uint32_t expected = 0;
+    for (uint32_t j = 0; j < 8; ++j)
+      expected |= (j + 1 >= threshold ? 1u : 0u) << j;
+    EXPECT_EQ(keepByte16(block, threshold), expected) << threshold;
+  }
+  EXPECT_EQ(keepByte16({~0u, ~0u, ~0u, ~0u}, 65535), 0xffu);
+  EXPECT_EQ(keepByte16({~0u, ~0u, ~0u, ~0u}, 65536), 0u);
+}
+
+uint32_t scalarKeepByte(int64_t block, uint32_t threshold) {
+  return keepByte16(philox4x32(static_cast<uint64_t>(block), 0, kSeed),
+                    threshold);
 }
 
 TEST(Philox, PackedKeepBytesAreScalarPhilox) {
@@ -76,10 +96,7 @@ TEST(Philox, PackedKeepBytesAreScalarPhilox) {
         std::vector<uint8_t> bits(bytes), flags(8 * bytes);
         drawKeepBytes(bits.data(), flags.data(), first, bytes, threshold, kSeed);
         for (int64_t b = 0; b < bytes; ++b) {
-          uint64_t block = 2 * static_cast<uint64_t>(first + b);
-          uint32_t expected =
-              keepBits(philox4x32(block, 0, kSeed), threshold) |
-              keepBits(philox4x32(block + 1, 0, kSeed), threshold) << 4;
+          uint32_t expected = scalarKeepByte(first + b, threshold);
           ASSERT_EQ(bits[b], expected) << "byte " << first + b;
           for (int j = 0; j < 8; ++j)
             ASSERT_EQ(flags[8 * b + j], (expected >> j) & 1u);
@@ -87,21 +104,20 @@ TEST(Philox, PackedKeepBytesAreScalarPhilox) {
       }
 }
 
-/// One hand-vectorized path: its packed-mask and random_mask_like draws.
+/// One hand-vectorized path's packed-mask draws.
 struct VectorDraws {
   std::string name;
   int64_t (*keepBytes)(uint8_t *, uint8_t *, int64_t, int64_t, uint32_t,
                        uint64_t);
-  int64_t (*maskBlocks)(bool *, int64_t, int64_t, uint32_t, uint64_t);
 };
 
 class PhiloxVector : public testing::TestWithParam<VectorDraws> {};
 
-// The bytes and blocks a path draws (whole groups: a prefix of the range)
-// are scalar Philox's; a path draws nothing only where the CPU lacks it.
+// The bytes a path draws (whole groups: a prefix of the range) are scalar
+// Philox's; a path draws nothing only where the CPU lacks it.
 TEST_P(PhiloxVector, DrawsAreScalarPhilox) {
   const VectorDraws &path = GetParam();
-  constexpr int64_t kBytes = 517, kBlocks = 1033;
+  constexpr int64_t kBytes = 517;
   std::vector<uint8_t> probeBits(kBytes), probeFlags(8 * kBytes);
   if (path.keepBytes(probeBits.data(), probeFlags.data(), 0, kBytes,
                      kThresholds[1], kSeed) == 0)
@@ -114,32 +130,18 @@ TEST_P(PhiloxVector, DrawsAreScalarPhilox) {
       ASSERT_GT(drawn, kBytes - 64);
       ASSERT_LE(drawn, kBytes);
       for (int64_t b = 0; b < drawn; ++b) {
-        uint64_t block = 2 * static_cast<uint64_t>(first + b);
-        uint32_t expected =
-            keepBits(philox4x32(block, 0, kSeed), threshold) |
-            keepBits(philox4x32(block + 1, 0, kSeed), threshold) << 4;
+        uint32_t expected = scalarKeepByte(first + b, threshold);
         ASSERT_EQ(bits[b], expected) << path.name << ", byte " << first + b;
         for (int j = 0; j < 8; ++j)
           ASSERT_EQ(flags[8 * b + j], (expected >> j) & 1u);
       }
-      int64_t firstBlock = 2 * first;
-      std::vector<uint8_t> storage(4 * kBlocks);
-      bool *mask = reinterpret_cast<bool *>(storage.data()) - 4 * firstBlock;
-      drawn = path.maskBlocks(mask, firstBlock, kBlocks, threshold, kSeed);
-      ASSERT_GT(drawn, kBlocks - 64);
-      for (int64_t block = firstBlock; block < firstBlock + drawn; ++block)
-        ASSERT_EQ(keepBytesOf(mask + 4 * block),
-                  keepBytes(philox4x32(block, 0, kSeed), threshold))
-            << path.name << ", block " << block;
     }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     X86, PhiloxVector,
-    testing::Values(VectorDraws{"AVX2", cpu::drawKeepBytesAvx2,
-                                cpu::randomMaskBlocksAvx2},
-                    VectorDraws{"AVX-512", cpu::drawKeepBytesAvx512,
-                                cpu::randomMaskBlocksAvx512}),
+    testing::Values(VectorDraws{"AVX2", cpu::drawKeepBytesAvx2},
+                    VectorDraws{"AVX-512", cpu::drawKeepBytesAvx512}),
     [](const testing::TestParamInfo<VectorDraws> &info) {
       return info.param.name == "AVX2" ? std::string("Avx2")
                                        : std::string("Avx512");
@@ -168,15 +170,11 @@ TEST(Philox, RandomMaskIsScalarPhilox) {
         int64_t base = first & ~int64_t{63};
         std::vector<uint8_t> storage(first - base + count);
         bool *mask = reinterpret_cast<bool *>(storage.data()) - base;
-        randomMask(mask, static_cast<double>(threshold) / 16777216.0, kSeed,
+        randomMask(mask, static_cast<double>(threshold) / 65536.0, kSeed,
                    first, first + count);
         for (int64_t i = first; i < first + count; ++i) {
-          PhiloxBlock block = philox4x32(static_cast<uint64_t>(i / 4), 0, kSeed);
-          uint32_t word = i % 4 == 0   ? block.w0
-                          : i % 4 == 1 ? block.w1
-                          : i % 4 == 2 ? block.w2
-                                       : block.w3;
-          ASSERT_EQ(mask[i], keepFlag(word, threshold) != 0) << "element " << i;
+          uint32_t expected = (scalarKeepByte(i / 8, threshold) >> (i % 8)) & 1u;
+          ASSERT_EQ(mask[i], expected != 0) << "element " << i;
         }
       }
 }

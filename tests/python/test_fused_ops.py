@@ -676,7 +676,7 @@ def test_fused_bias_dropout_add_statistics_and_seeding(device) -> None:
 
 
 def test_fused_bias_dropout_add_cpu_mask_is_random_mask_like() -> None:
-    """On CPU both draw element i from Philox block i / 4: one stream, not
+    """On CPU both draw element i from Philox block i / 8: one stream, not
     depending on how threads split the work."""
     x = torch.randn(3, 100_003)
     bias = torch.zeros(100_003)

@@ -1,9 +1,9 @@
 //===- DropoutKernel.h - dropout with its mask drawn inside, CPU ----------===//
 //
 // y = op(x + bias, keep[, residual]) with the keep flags drawn in the kernel:
-// element i takes word i % 4 of Philox block (counter i / 4, key seed), as
-// in random_mask_like, so the mask depends on the seed only, not on how the
-// range is split across threads. The mask comes out packed (bit i % 8 of
+// element i takes halfword i % 8 of Philox block (counter i / 8, key seed),
+// as in random_mask_like, so the mask depends on the seed only, not on how
+// the range is split across threads. The mask comes out packed (bit i % 8 of
 // byte i / 8) or as bools. Torch-free; instantiated by the glue.
 //
 //===----------------------------------------------------------------------===//

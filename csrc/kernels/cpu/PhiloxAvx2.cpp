@@ -6,9 +6,9 @@
 // vector units idle (1.8 ms against 2.1 for one group at a time). The
 // round keys are broadcast once per call, and a product's low words come
 // from one 32-bit multiply (vpmulld: one instruction on Zen 3) instead of a
-// shift and a blend of the widening ones: 2M keep flags in 1.33-1.36 ms
-// against 1.48-1.92 (medians of four runs each, one AMD EPYC thread, a C++
-// loop over drawKeepBytes).
+// shift and a blend of the widening ones: 2M keep flags, a word an element,
+// in 1.33-1.36 ms against 1.48-1.92 (medians of four runs each, one AMD
+// EPYC thread, a C++ loop over drawKeepBytes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,45 +105,61 @@ FXMLIR_AVX2_INLINE void philoxRounds(Blocks8 (&groups)[kGroups],
   }
 }
 
-/// All ones in each lane whose word keeps its element ((w >> 8) >=
-/// threshold, as keepFlag), else 0; `belowThreshold` holds threshold - 1
-/// (the shifted words are below 2^24, so a signed compare is exact,
-/// threshold 0 too).
-FXMLIR_AVX2_INLINE __m256i keeps(__m256i word, __m256i belowThreshold) {
-  return _mm256_cmpgt_epi32(_mm256_srli_epi32(word, 8), belowThreshold);
-}
-
-/// Per lane (block), its 4 keep flags as a 0-or-1 byte each, word k's in
-/// byte k (as keepBytes): the block's 4 elements' bools.
-FXMLIR_AVX2_INLINE __m256i keepBytes8(const Blocks8 &w, __m256i below) {
-  auto flag = [&](__m256i word, int value) FXMLIR_AVX2_LAMBDA {
-    return _mm256_and_si256(keeps(word, below), _mm256_set1_epi32(value));
-  };
-  return _mm256_or_si256(_mm256_or_si256(flag(w.w0, 1), flag(w.w1, 1 << 8)),
-                         _mm256_or_si256(flag(w.w2, 1 << 16), flag(w.w3, 1 << 24)));
-}
-
-/// Draws blocks [firstBlock, firstBlock + n) for the largest n <= blocks
-/// that whole iterations cover, and hands each group of 8 blocks' 32 bools
-/// (keepBytes8) to store(offset of its first block from firstBlock, bools);
-/// returns n.
-template <typename Store>
-FXMLIR_AVX2_INLINE int64_t drawBlocks(int64_t firstBlock, int64_t blocks,
-                                      uint32_t threshold, uint64_t seed,
-                                      Store store) {
-  const __m256i below = _mm256_set1_epi32(static_cast<int>(threshold) - 1);
-  const RoundKeys keys = roundKeys(seed);
-  constexpr int64_t kBlocksPerGroup = 8;
-  int64_t b = 0;
-  for (; b + kGroups * kBlocksPerGroup <= blocks; b += kGroups * kBlocksPerGroup) {
-    Blocks8 groups[kGroups];
-    for (int g = 0; g < kGroups; ++g)
-      groups[g] = counters(static_cast<uint64_t>(firstBlock + b + g * kBlocksPerGroup));
-    philoxRounds(groups, keys);
-    for (int g = 0; g < kGroups; ++g)
-      store(b + g * kBlocksPerGroup, keepBytes8(groups[g], below));
+/// Per lane (block), its keepByte16 (Philox.h) in the lane's low byte: the
+/// keep flags of its 8 halfwords as bits. `belowThreshold` holds threshold
+/// - 1: the halfwords are below 2^16, so a signed compare is exact,
+/// threshold 0 too.
+FXMLIR_AVX2_INLINE __m256i keepBytes8(const Blocks8 &w,
+                                      __m256i belowThreshold) {
+  const __m256i lowHalf = _mm256_set1_epi32(0xffff);
+  const __m256i words[4] = {w.w0, w.w1, w.w2, w.w3};
+  __m256i bytes = _mm256_setzero_si256();
+  for (int k = 0; k < 4; ++k) {
+    __m256i low = _mm256_cmpgt_epi32(_mm256_and_si256(words[k], lowHalf),
+                                     belowThreshold);
+    __m256i high =
+        _mm256_cmpgt_epi32(_mm256_srli_epi32(words[k], 16), belowThreshold);
+    bytes = _mm256_or_si256(
+        bytes, _mm256_or_si256(
+                   _mm256_and_si256(low, _mm256_set1_epi32(1 << (2 * k))),
+                   _mm256_and_si256(high, _mm256_set1_epi32(2 << (2 * k)))));
   }
-  return b;
+  return bytes;
+}
+
+/// The low bytes of the 8 lanes, lane k's in byte k.
+FXMLIR_AVX2_INLINE uint64_t lowBytes(__m256i lanes) {
+  // Each 128-bit half's 4 low bytes to its first 4 bytes, then the halves'
+  // first words side by side.
+  const __m256i gather = _mm256_setr_epi8(
+      0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, //
+      0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  __m256i packed = _mm256_shuffle_epi8(lanes, gather);
+  return static_cast<uint32_t>(_mm256_extract_epi32(packed, 0)) |
+         static_cast<uint64_t>(
+             static_cast<uint32_t>(_mm256_extract_epi32(packed, 4)))
+             << 32;
+}
+
+/// The 64 flags of 8 mask bytes (bit j of byte b: flag 8 b + j), each 0 or
+/// 1, at flags.
+FXMLIR_AVX2_INLINE void storeFlags(uint64_t bytes, uint8_t *flags) {
+  // Byte b copied into flags 8 b .. 8 b + 7, each tested against its bit.
+  const __m256i bit = _mm256_set1_epi64x(0x8040201008040201ll);
+  const __m256i one = _mm256_set1_epi8(1);
+  __m256i all = _mm256_set1_epi64x(static_cast<int64_t>(bytes));
+  for (int part = 0; part < 2; ++part) {
+    // Bytes 4 part .. 4 part + 3, two to each 128-bit half.
+    char b = static_cast<char>(4 * part);
+    __m256i spread = _mm256_shuffle_epi8(
+        all, _mm256_setr_epi8(b, b, b, b, b, b, b, b, b + 1, b + 1, b + 1,
+                              b + 1, b + 1, b + 1, b + 1, b + 1, b + 2, b + 2,
+                              b + 2, b + 2, b + 2, b + 2, b + 2, b + 2, b + 3,
+                              b + 3, b + 3, b + 3, b + 3, b + 3, b + 3, b + 3));
+    __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(flags + 32 * part),
+                        _mm256_and_si256(set, one));
+  }
 }
 
 } // namespace
@@ -153,40 +169,32 @@ FXMLIR_AVX2 int64_t drawKeepBytesAvx2(uint8_t *bits, uint8_t *flags,
                                       uint32_t threshold, uint64_t seed) {
   if (!cpuHasAvx2())
     return 0;
-  // Byte b of the mask is blocks 2 b and 2 b + 1: elements 8 b to 8 b + 7.
-  int64_t blocks = drawBlocks(
-      2 * firstByte, 2 * bytes, threshold, seed,
-      [&](int64_t block, __m256i bools) FXMLIR_AVX2_LAMBDA {
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(flags + 4 * block),
-                            bools);
-        // Each flag's bit 0 to its byte's top bit: the 32 flags as 32 bits,
-        // bit i element i's, which are 4 bytes of the packed mask.
-        auto packed = static_cast<uint32_t>(
-            _mm256_movemask_epi8(_mm256_slli_epi16(bools, 7)));
-        std::memcpy(bits + block / 2, &packed, sizeof(packed));
-      });
-  return blocks / 2;
-}
-
-FXMLIR_AVX2 int64_t randomMaskBlocksAvx2(bool *mask, int64_t firstBlock,
-                                         int64_t blocks, uint32_t threshold,
-                                         uint64_t seed) {
-  if (!cpuHasAvx2())
-    return 0;
-  return drawBlocks(firstBlock, blocks, threshold, seed,
-                    [&](int64_t block, __m256i bools) FXMLIR_AVX2_LAMBDA {
-    _mm256_storeu_si256(
-        reinterpret_cast<__m256i *>(mask + 4 * (firstBlock + block)), bools);
-  });
+  const __m256i below = _mm256_set1_epi32(static_cast<int>(threshold) - 1);
+  const RoundKeys keys = roundKeys(seed);
+  constexpr int64_t kBlocksPerGroup = 8;
+  // Byte b of the mask is block b.
+  int64_t b = 0;
+  for (; b + kGroups * kBlocksPerGroup <= bytes;
+       b += kGroups * kBlocksPerGroup) {
+    Blocks8 groups[kGroups];
+    for (int g = 0; g < kGroups; ++g)
+      groups[g] = counters(
+          static_cast<uint64_t>(firstByte + b + g * kBlocksPerGroup));
+    philoxRounds(groups, keys);
+    for (int g = 0; g < kGroups; ++g) {
+      int64_t at = b + g * kBlocksPerGroup;
+      uint64_t packed = lowBytes(keepBytes8(groups[g], below));
+      std::memcpy(bits + at, &packed, sizeof(packed));
+      storeFlags(packed, flags + 8 * at);
+    }
+  }
+  return b;
 }
 
 #else
 
 int64_t drawKeepBytesAvx2(uint8_t *, uint8_t *, int64_t, int64_t, uint32_t,
                           uint64_t) {
-  return 0;
-}
-int64_t randomMaskBlocksAvx2(bool *, int64_t, int64_t, uint32_t, uint64_t) {
   return 0;
 }
 

@@ -6,36 +6,39 @@
 #include "../common/Philox.h"
 #include "TargetClones.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace fxmlir::kernels::cpu {
 
 FXMLIR_CPU_KERNEL void randomMask(bool *mask, double p, uint64_t seed,
                                   int64_t begin, int64_t end) {
-  uint32_t threshold = keepThreshold(p);
+  uint32_t threshold = keepThreshold16(p);
   // Elements [from, to) of one block, for the range's partial ends.
   auto fillPart = [&](int64_t block, int64_t from, int64_t to) {
-    uint32_t keep = keepBytes(philox4x32(block, 0, seed), threshold);
+    uint32_t keep = keepByte16(philox4x32(block, 0, seed), threshold);
     for (int64_t i = from; i < to; ++i)
-      mask[i] = (keep >> (8 * (i - block * 4))) & 1u;
+      mask[i] = (keep >> (i - block * 8)) & 1u;
   };
-  int64_t firstFull = (begin + 3) / 4;
-  int64_t lastFull = end / 4;
+  int64_t firstFull = (begin + 7) / 8;
+  int64_t lastFull = end / 8;
   if (firstFull > lastFull) { // The range lies inside one block.
-    fillPart(begin / 4, begin, end);
+    fillPart(begin / 8, begin, end);
     return;
   }
-  if (begin < firstFull * 4)
-    fillPart(begin / 4, begin, firstFull * 4);
-  int64_t drawn = randomMaskBlocksX86(mask, firstFull, lastFull - firstFull,
-                                      threshold, seed);
-#pragma omp simd
-  for (int64_t block = firstFull + drawn; block < lastFull; ++block) {
-    uint32_t keep = keepBytes(philox4x32(block, 0, seed), threshold);
-    std::memcpy(mask + block * 4, &keep, sizeof(keep));
+  if (begin < firstFull * 8)
+    fillPart(begin / 8, begin, firstFull * 8);
+  // Whole blocks a chunk at a time: their flags are the mask's bools (bytes
+  // of 0 or 1), their packed bits go to scratch.
+  constexpr int64_t kChunkBlocks = 256;
+  uint8_t bits[kChunkBlocks];
+  for (int64_t block = firstFull; block < lastFull; block += kChunkBlocks) {
+    int64_t blocks = std::min(kChunkBlocks, lastFull - block);
+    drawKeepBytes(bits, reinterpret_cast<uint8_t *>(mask + 8 * block), block,
+                  blocks, threshold, seed);
   }
-  if (lastFull * 4 < end)
-    fillPart(lastFull, lastFull * 4, end);
+  if (lastFull * 8 < end)
+    fillPart(lastFull, lastFull * 8, end);
 }
 
 FXMLIR_CPU_KERNEL void unpackKeep(const uint8_t *__restrict bytes,
@@ -66,12 +69,9 @@ FXMLIR_CPU_KERNEL void drawKeepBytes(uint8_t *bits, uint8_t *flags,
   int64_t drawn =
       drawKeepBytesX86(bits, flags, firstByte, bytes, threshold, seed);
 #pragma omp simd
-  for (int64_t b = drawn; b < bytes; ++b) {
-    uint64_t block = 2 * static_cast<uint64_t>(firstByte + b);
-    bits[b] = static_cast<uint8_t>(
-        keepBits(philox4x32(block, 0, seed), threshold) |
-        keepBits(philox4x32(block + 1, 0, seed), threshold) << 4);
-  }
+  for (int64_t b = drawn; b < bytes; ++b)
+    bits[b] = static_cast<uint8_t>(keepByte16(
+        philox4x32(static_cast<uint64_t>(firstByte + b), 0, seed), threshold));
   unpackKeep(bits + drawn, bytes - drawn, flags + 8 * drawn);
 }
 

@@ -15,15 +15,17 @@
 
 namespace fxmlir::kernels::cpu {
 
-/// Fills mask[begin, end): true (keep) with probability 1 - p. Element i takes
-/// word i % 4 of Philox block (counter i / 4, key seed), so the mask depends on
+/// Fills mask[begin, end): true (keep) with probability 1 - p, p rounded up
+/// to a multiple of 2^-16. Element i takes halfword i % 8 of Philox block
+/// (counter i / 8, key seed) (keepByte16, Philox.h), so the mask depends on
 /// the seed only, not on how the range is split across threads.
 void randomMask(bool *mask, double p, uint64_t seed, int64_t begin,
                 int64_t end);
 
-/// Draws bytes [firstByte, firstByte + bytes) of a packed keep mask (bit j
-/// of byte b keeps element 8 b + j; Philox as in randomMask) into `bits`,
-/// and their keep flags, one 0-or-1 byte per element, into `flags`.
+/// Draws bytes [firstByte, firstByte + bytes) of a packed keep mask (byte b
+/// is block b's keepByte16 under threshold keepThreshold16(p): bit j keeps
+/// element 8 b + j, as in randomMask) into `bits`, and their keep flags,
+/// one 0-or-1 byte per element, into `flags`.
 void drawKeepBytes(uint8_t *bits, uint8_t *flags, int64_t firstByte,
                    int64_t bytes, uint32_t threshold, uint64_t seed);
 
