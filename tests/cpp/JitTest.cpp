@@ -415,7 +415,7 @@ TEST_F(JitCacheTest, SignatureOtherThanTheFunctionsIsRebuilt) {
 TEST_F(JitCacheTest, UnreadableOrForeignSignatureFileIsRebuilt) {
   std::string entry = compileChain();
   writeFile(entry + ".sig", "fxmlir-jit-signature 1\nrows 1\n");
-  expectRebuilt("has no 'fxmlir-jit-entry 3' header");
+  expectRebuilt("has no 'fxmlir-jit-entry 4' header");
   std::filesystem::remove(entry + ".sig");
   std::filesystem::create_directory(entry + ".sig");
   expectRebuilt("cannot read");
@@ -710,6 +710,225 @@ TEST_F(JitTest, AnOpNothingReadsDoesNotKeepASumFromSplitting) {
   Signature analyzed = jit.analyze(withDeadView, "jit_mul_sum");
   EXPECT_TRUE(analyzed.rowsSplittable);
   EXPECT_EQ(analyzed.summedResults, (std::vector<bool>{true}));
+}
+
+// A batch of one: softmax(x + b) over [1, 5, 16]. The rows run along dim 1.
+constexpr const char *kBatchOfOne = R"mlir(
+!x = tensor<1x5x16xf32, #fxmlir.device<"cpu">>
+!b = tensor<16xf32, #fxmlir.device<"cpu">>
+func.func private @jit_add_softmax(%x: !x, %b: !b) -> !x {
+  %0 = fxmlir.aten.add.Tensor %x, %b {alpha = 1 : i64} : (!x, !b) -> !x
+  %1 = fxmlir.aten._softmax %0 {dim = -1 : i64, half_to_float = false} : (!x) -> !x
+  return %1 : !x
+}
+)mlir";
+
+TEST_F(JitTest, ABatchOfOneSplitsItsRowsAlongItsFirstDimThatIsNot1) {
+  Jit jit(options());
+  Signature analyzed = jit.analyze(kBatchOfOne, "jit_add_softmax");
+  ASSERT_TRUE(analyzed.rowsSplittable);
+  EXPECT_EQ(analyzed.rowsFromEnd, 2);
+  EXPECT_EQ(analyzed.rowInputs, (std::vector<bool>{true, false}));
+  EXPECT_EQ(analyzed.inputs[0].dims, (std::vector<int64_t>{1, kDynamic, 16}));
+  EXPECT_EQ(analyzed.results[0].dims[1].input, 0);
+  EXPECT_EQ(analyzed.results[0].dims[1].dim, 1);
+  EXPECT_FALSE(analyzed.isWholeResult(0));
+
+  auto softmax =
+      jit.compileCpu(kBatchOfOne, "jit_add_softmax", analyzed.inputs);
+  std::vector<float> x = randomVector(80, 7), b = randomVector(16, 8),
+                     whole(80), sliced(80);
+  std::vector<Buffer> inputs = {{x.data(), {1, 5, 16}}, {b.data(), {16}}};
+  EXPECT_EQ(softmax->rowCount(inputs), 5);
+  softmax->run(inputs, {{whole.data(), {1, 5, 16}}});
+  softmax->runRows(inputs, {{sliced.data(), {1, 5, 16}}}, 0, 2);
+  softmax->runRows(inputs, {{sliced.data(), {1, 5, 16}}}, 2, 5);
+  EXPECT_EQ(whole, sliced);
+  for (int row = 0; row < 5; ++row) {
+    double sum = 0;
+    for (int col = 0; col < 16; ++col)
+      sum += std::exp(x[row * 16 + col] + b[col]);
+    for (int col = 0; col < 16; ++col)
+      ASSERT_NEAR(whole[row * 16 + col],
+                  std::exp(x[row * 16 + col] + b[col]) / sum, 1e-6);
+  }
+}
+
+TEST_F(JitTest, ABatchOfOneSumsItsRowsPerSlice) {
+  // A bias gradient of [1, 4, 8]: the sum over dims 0 and 1 splits.
+  const char *text = R"mlir(
+!g = tensor<1x4x8xf32, #fxmlir.device<"cpu">>
+!s = tensor<8xf32, #fxmlir.device<"cpu">>
+func.func private @jit_mul_sum(%g: !g) -> !s {
+  %0 = fxmlir.aten.mul.Scalar %g {other = 2.0 : f64} : (!g) -> !g
+  %1 = fxmlir.aten.sum.dim_IntList %0 {dim = array<i64: 0, 1>, keepdim = false} : (!g) -> !s
+  return %1 : !s
+}
+)mlir";
+  Jit jit(options());
+  Signature analyzed = jit.analyze(text, "jit_mul_sum");
+  ASSERT_TRUE(analyzed.rowsSplittable);
+  EXPECT_EQ(analyzed.rowsFromEnd, 2);
+  EXPECT_EQ(analyzed.summedResults, (std::vector<bool>{true}));
+  auto grad = jit.compileCpu(text, "jit_mul_sum", analyzed.inputs);
+  std::vector<float> g = randomVector(32, 9), out(8), first(8), rest(8);
+  std::vector<Buffer> inputs = {{g.data(), {1, 4, 8}}};
+  EXPECT_EQ(grad->rowCount(inputs), 4);
+  grad->run(inputs, {{out.data(), {8}}});
+  grad->runRows(inputs, {{first.data(), {8}}}, 0, 1);
+  grad->runRows(inputs, {{rest.data(), {8}}}, 1, 4);
+  for (int col = 0; col < 8; ++col) {
+    EXPECT_NEAR(first[col], 2 * g[col], 1e-6);
+    EXPECT_NEAR(first[col] + rest[col], out[col], 1e-5);
+  }
+}
+
+TEST_F(JitTest, ABatchOfOnesProductsViewedWithItSplitTheirRowsToo) {
+  // LLaMA's SwiGLU at a batch of one: the products are [tokens, 16], viewed
+  // as [1, tokens, 16] inside the region; their rows are their dim 0.
+  const char *text = R"mlir(
+!p = tensor<5x16xf32, #fxmlir.device<"cpu">>
+!x = tensor<1x5x16xf32, #fxmlir.device<"cpu">>
+func.func private @jit_silu_mul(%a: !p, %b: !p) -> !x {
+  %0 = fxmlir.aten._unsafe_view %a {size = array<i64: 1, 5, 16>} : (!p) -> !x
+  %1 = fxmlir.aten.silu %0 : (!x) -> !x
+  %2 = fxmlir.aten._unsafe_view %b {size = array<i64: 1, 5, 16>} : (!p) -> !x
+  %3 = fxmlir.aten.mul.Tensor %1, %2 : (!x, !x) -> !x
+  return %3 : !x
+}
+)mlir";
+  Jit jit(options());
+  Signature analyzed = jit.analyze(text, "jit_silu_mul");
+  ASSERT_TRUE(analyzed.rowsSplittable);
+  EXPECT_EQ(analyzed.rowsFromEnd, 2);
+  EXPECT_EQ(analyzed.rowInputs, (std::vector<bool>{true, true}));
+  EXPECT_EQ(analyzed.inputs[0].dims, (std::vector<int64_t>{kDynamic, 16}));
+  EXPECT_FALSE(analyzed.isWholeResult(0));
+  auto fn = jit.compileCpu(text, "jit_silu_mul", analyzed.inputs);
+  std::vector<float> a = randomVector(80, 3), b = randomVector(80, 4),
+                     whole(80), sliced(80);
+  std::vector<Buffer> inputs = {{a.data(), {5, 16}}, {b.data(), {5, 16}}};
+  EXPECT_EQ(fn->rowCount(inputs), 5);
+  fn->run(inputs, {{whole.data(), {1, 5, 16}}});
+  fn->runRows(inputs, {{sliced.data(), {1, 5, 16}}}, 0, 3);
+  fn->runRows(inputs, {{sliced.data(), {1, 5, 16}}}, 3, 5);
+  EXPECT_EQ(whole, sliced);
+  for (int i = 0; i < 80; ++i)
+    ASSERT_NEAR(whole[i], a[i] / (1 + std::exp(-a[i])) * b[i], 1e-5);
+}
+
+TEST_F(JitTest, ABatchOfOnesLayerNormWithoutAffineSplits) {
+  // `fxmlir.none` for the absent weight and bias: a value of no tensor type
+  // among the row analysis's (it crashed the analysis once).
+  const char *text = R"mlir(
+!x = tensor<1x5x16xf32, #fxmlir.device<"cpu">>
+!s = tensor<1x5x1xf32, #fxmlir.device<"cpu">>
+func.func private @jit_layer_norm(%x: !x) -> (!x, !s, !s) {
+  %none = fxmlir.none
+  %0:3 = fxmlir.aten.native_layer_norm %x, %none, %none {normalized_shape = array<i64: 16>, eps = 1.0e-05 : f64} : (!x, none, none) -> (!x, !s, !s)
+  return %0#0, %0#1, %0#2 : !x, !s, !s
+}
+)mlir";
+  Jit jit(options());
+  Signature analyzed = jit.analyze(text, "jit_layer_norm");
+  ASSERT_TRUE(analyzed.rowsSplittable);
+  EXPECT_EQ(analyzed.rowsFromEnd, 2);
+  auto fn = jit.compileCpu(text, "jit_layer_norm", analyzed.inputs);
+  std::vector<float> x = randomVector(80, 5), y(80), mean(5), rstd(5),
+                     slicedY(80), slicedMean(5), slicedRstd(5);
+  std::vector<Buffer> inputs = {{x.data(), {1, 5, 16}}};
+  fn->run(inputs, {{y.data(), {1, 5, 16}},
+                   {mean.data(), {1, 5, 1}},
+                   {rstd.data(), {1, 5, 1}}});
+  for (auto [begin, end] : {std::pair<int64_t, int64_t>{0, 2}, {2, 5}})
+    fn->runRows(inputs,
+                {{slicedY.data(), {1, 5, 16}},
+                 {slicedMean.data(), {1, 5, 1}},
+                 {slicedRstd.data(), {1, 5, 1}}},
+                begin, end);
+  EXPECT_EQ(y, slicedY);
+  EXPECT_EQ(mean, slicedMean);
+  EXPECT_EQ(rstd, slicedRstd);
+}
+
+/// Whether the rows of the one-op function `op` from !in to !out split,
+/// with the extra argument !y where `op` names %y.
+bool batchOfOneSplits(Jit &jit, const std::string &types,
+                      const std::string &op) {
+  std::string text = types + R"mlir(
+func.func private @f(%x: !in)mlir" +
+                     (op.find("%y") != std::string::npos ? ", %y: !y" : "") +
+                     R"mlir() -> !out {
+  %0 = )mlir" + op + R"mlir(
+  return %0 : !out
+}
+)mlir";
+  return jit.analyze(text, "f").rowsSplittable;
+}
+
+TEST_F(JitTest, ABatchOfOneKeepsItsRowsWhereNothingMovesThem) {
+  Jit jit(options());
+  const std::string cpu = ", #fxmlir.device<\"cpu\">>";
+  const std::string heads = "!in = tensor<1x6x4x8xf32" + cpu +
+                            "\n!out = tensor<1x6x8x4xf32" + cpu + "\n";
+  // Inner dims swapped: the rows (dim 1) stay.
+  EXPECT_TRUE(batchOfOneSplits(
+      jit, heads,
+      "fxmlir.aten.transpose.int %x {dim0 = 2 : i64, dim1 = 3 : i64} : (!in) "
+      "-> !out"));
+  // The rows moved: tokens and heads swapped.
+  EXPECT_FALSE(batchOfOneSplits(
+      jit,
+      "!in = tensor<1x6x4x8xf32" + cpu + "\n!out = tensor<1x4x6x8xf32" + cpu +
+          "\n",
+      "fxmlir.aten.transpose.int %x {dim0 = 1 : i64, dim1 = 2 : i64} : (!in) "
+      "-> !out"));
+  EXPECT_FALSE(batchOfOneSplits(
+      jit,
+      "!in = tensor<1x6x4x8xf32" + cpu + "\n!out = tensor<1x4x6x8xf32" + cpu +
+          "\n",
+      "fxmlir.aten.permute %x {dims = array<i64: 0, 2, 1, 3>} : (!in) -> "
+      "!out"));
+  // A slice of the whole row dim (transformers' `hidden[:, 0:, :]`) is its
+  // operand.
+  EXPECT_TRUE(batchOfOneSplits(
+      jit,
+      "!in = tensor<1x6x8xf32" + cpu + "\n!out = tensor<1x6x8xf32" + cpu +
+          "\n",
+      "fxmlir.aten.slice.Tensor %x {dim = 1 : i64, start = 0 : i64, step = 1 "
+      ": i64} : (!in) -> !out"));
+  // A slice of the rows.
+  EXPECT_FALSE(batchOfOneSplits(
+      jit,
+      "!in = tensor<1x6x8xf32" + cpu + "\n!out = tensor<1x3x8xf32" + cpu +
+          "\n",
+      "fxmlir.aten.slice.Tensor %x {dim = 1 : i64, start = 0 : i64, end = 3 "
+      ": i64, step = 1 : i64} : (!in) -> !out"));
+  // A [tokens, hidden] input lines its dim 0 up with the rows: it is
+  // sliced with them.
+  EXPECT_TRUE(batchOfOneSplits(
+      jit,
+      "!in = tensor<1x6x8xf32" + cpu + "\n!y = tensor<6x8xf32" + cpu +
+          "\n!out = tensor<1x6x8xf32" + cpu + "\n",
+      "fxmlir.aten.add.Tensor %x, %y {alpha = 1 : i64} : (!in, !y) -> !out"));
+  // One that does not (a bias): the rows split.
+  EXPECT_TRUE(batchOfOneSplits(
+      jit,
+      "!in = tensor<1x6x8xf32" + cpu + "\n!y = tensor<1x8xf32" + cpu +
+          "\n!out = tensor<1x6x8xf32" + cpu + "\n",
+      "fxmlir.aten.add.Tensor %x, %y {alpha = 1 : i64} : (!in, !y) -> !out"));
+  // A view that puts a 1 before the rows' dim: [1, 6, 8] as [6, 1, 8].
+  EXPECT_FALSE(batchOfOneSplits(
+      jit,
+      "!in = tensor<1x6x8xf32" + cpu + "\n!out = tensor<6x1x8xf32" + cpu +
+          "\n",
+      "fxmlir.aten.view %x {size = array<i64: 6, 1, 8>} : (!in) -> !out"));
+  // Rows along the innermost dim: a row reduction would span them.
+  EXPECT_FALSE(batchOfOneSplits(
+      jit,
+      "!in = tensor<1x1x8xf32" + cpu + "\n!out = tensor<1x1x8xf32" + cpu +
+          "\n",
+      "fxmlir.aten.neg %x : (!in) -> !out"));
 }
 
 TEST_F(JitTest, RowInputsMustAgreeOnTheirRows) {

@@ -142,7 +142,7 @@ def _checksum(entry: Path) -> tuple[list[bytes], bytes]:
 
 def _verifies(entry: Path) -> bool:
     lines, checksum = _checksum(entry)
-    return lines[:2] == [b"fxmlir-jit-entry 3", b"key " + entry.name.encode()] \
+    return lines[:2] == [b"fxmlir-jit-entry 4", b"key " + entry.name.encode()] \
         and lines[3] == checksum
 
 

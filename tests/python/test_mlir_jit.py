@@ -208,6 +208,32 @@ def test_batch_first_bf16_rows_split_across_threads(threads):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+def test_a_batch_of_one_splits_its_tokens(threads):
+    # [1, tokens, 512] (a batch of one): the rows run along the tokens
+    # (JitTest's ABatchOfOne cases check the split itself), several slices
+    # of them at two threads, each slice at its offset. RMSNorm's backward
+    # sums its weight gradient over the batch and the tokens, per slice.
+    sums = {"rtol": 1e-4, "atol": 1e-4}
+
+    def rms_norm(x, w):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+    norm_backward = _backward(rms_norm)
+    swiglu_backward = _backward(lambda a, b: F.silu(a) * b)
+    x, a, b, grad = (torch.randn(1, 600, 512) for _ in range(4))
+    w = torch.randn(512)
+    norm = outline(norm_backward, x, w, grad, min_ops=1)
+    swiglu = outline(swiglu_backward, a, b, grad)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        _check(norm, norm_backward, x, w, grad, tolerances=sums)
+        _check(swiglu, swiglu_backward, a, b, grad)
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("scores", [(2, 8, 128, 128), (16, 1, 128)], ids=["row-sized", "larger"])
 def test_a_result_the_rows_do_not_reach_is_computed_whole(scores, threads):
     # GPT-2's additive attention mask, returned beside its first use: each

@@ -20,11 +20,11 @@ using namespace fxmlir::jit;
 
 // The signature file: a header naming the key, the object's size and the
 // checksum, then the signature (see serializeSignature):
-//   fxmlir-jit-entry 3
+//   fxmlir-jit-entry 4
 //   key <key>
 //   object <bytes>
 //   sha256 <hex of SHA-256 over "<key>\n", the signature lines, the object>
-static constexpr const char *kEntryHeader = "fxmlir-jit-entry 3";
+static constexpr const char *kEntryHeader = "fxmlir-jit-entry 4";
 
 std::string jit::defaultCacheDir() {
   if (const char *dir = std::getenv("FXMLIR_CACHE_DIR"))
@@ -247,13 +247,13 @@ std::optional<std::string> DiskCache::store(const std::string &key,
 }
 
 // The signature as lines of words:
-//   rows <0|1>
+//   rows <0|1> <rows from end>
 //   inputs <n>, then per input: <dtype> <row 0|1> <rank> <dims...>
 //   results <n>, then per result: <dtype> <summed 0|1> <rank>
 //     <size|input:dim ...>
 static std::string serializeSignature(const Signature &signature) {
   std::ostringstream os;
-  os << "rows " << signature.rowsSplittable
+  os << "rows " << signature.rowsSplittable << " " << signature.rowsFromEnd
      << "\ninputs " << signature.inputs.size() << "\n";
   for (auto [index, input] : llvm::enumerate(signature.inputs)) {
     os << static_cast<int>(input.dtype) << " " << signature.rowInputs[index]
@@ -291,7 +291,8 @@ static std::optional<Signature> parseSignature(llvm::StringRef text) {
   Signature signature;
   size_t count;
   if (!(is >> word) || word != "rows" ||
-      !(is >> signature.rowsSplittable) || !(is >> word) || word != "inputs" ||
+      !(is >> signature.rowsSplittable) || !(is >> signature.rowsFromEnd) ||
+      signature.rowsFromEnd < 0 || !(is >> word) || word != "inputs" ||
       !(is >> count))
     return std::nullopt;
   for (size_t i = 0; i < count; ++i) {

@@ -200,9 +200,10 @@ int64_t CompiledFunction::rowCount(const std::vector<Buffer> &inputs) const {
     throw Error("the function cannot be run in slices of rows");
   int64_t rows = -1;
   for (size_t i = 0; i < inputs.size() && i < sig.rowInputs.size(); ++i) {
-    if (!sig.rowInputs[i] || inputs[i].sizes.empty())
+    int64_t rowDim = sig.rowDimIn(inputs[i].sizes.size());
+    if (!sig.rowInputs[i] || rowDim < 0)
       continue;
-    int64_t own = inputs[i].sizes.front();
+    int64_t own = inputs[i].sizes[rowDim];
     if (rows >= 0 && own != rows)
       throw Error("the row inputs disagree on their number of rows: " +
                   std::to_string(rows) + " and " + std::to_string(own) +
@@ -214,10 +215,11 @@ int64_t CompiledFunction::rowCount(const std::vector<Buffer> &inputs) const {
 
 /// Appends the memref descriptor {allocated, aligned, offset, sizes,
 /// strides} of a contiguous buffer to `descriptors`, restricted to rows
-/// [begin, end) when end >= 0.
+/// [begin, end) of dim `rowDim` when end >= 0 (the dims before it are 1 or
+/// it is dim 0: the rows are a contiguous block).
 static void describe(llvm::SmallVectorImpl<int64_t> &descriptors,
-                     const Buffer &buffer, size_t elementBytes, int64_t begin,
-                     int64_t end) {
+                     const Buffer &buffer, size_t elementBytes, int64_t rowDim,
+                     int64_t begin, int64_t end) {
   size_t rank = buffer.sizes.size();
   size_t first = descriptors.size();
   descriptors.resize(first + 3 + 2 * rank, 0);
@@ -229,9 +231,10 @@ static void describe(llvm::SmallVectorImpl<int64_t> &descriptors,
     stride *= buffer.sizes[d];
   }
   auto *data = static_cast<char *>(buffer.data);
-  if (end >= 0 && rank > 0) {
-    data += begin * descriptor[3 + rank] * static_cast<int64_t>(elementBytes);
-    descriptor[3] = end - begin;
+  if (end >= 0 && rowDim >= 0 && static_cast<size_t>(rowDim) < rank) {
+    data += begin * descriptor[3 + rank + rowDim] *
+            static_cast<int64_t>(elementBytes);
+    descriptor[3 + rowDim] = end - begin;
   }
   descriptor[0] = descriptor[1] = reinterpret_cast<intptr_t>(data);
 }
@@ -247,13 +250,15 @@ void CompiledFunction::call(const std::vector<Buffer> &inputs,
     bool sliced = end >= 0 && sig.rowInputs[i];
     starts.push_back(descriptors.size());
     describe(descriptors, inputs[i], elementSize(sig.inputs[i].dtype),
-             sliced ? begin : 0, sliced ? end : -1);
+             sig.rowDimIn(inputs[i].sizes.size()), sliced ? begin : 0,
+             sliced ? end : -1);
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     bool sliced = end >= 0 && !sig.summedResults[i] && !sig.isWholeResult(i);
     starts.push_back(descriptors.size());
     describe(descriptors, outputs[i], elementSize(sig.results[i].dtype),
-             sliced ? begin : 0, sliced ? end : -1);
+             sig.rowDimIn(outputs[i].sizes.size()), sliced ? begin : 0,
+             sliced ? end : -1);
   }
   llvm::SmallVector<void *, 16> pointers;
   for (size_t start : starts)

@@ -14,6 +14,7 @@
 #include "fxmlir/Codegen/FxmlirToLinalg.h"
 #include "fxmlir/Codegen/Passes.h"
 #include "fxmlir/Dialect/FxmlirDialect.h"
+#include "fxmlir/Support/Dims.h"
 
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -163,6 +164,8 @@ static func::FuncOp findFunction(ModuleOp module, StringRef name) {
 namespace {
 struct RowAnalysis {
   bool splittable = true;
+  /// Where the rows run, counted from the last dim (Signature::rowsFromEnd).
+  int64_t rowsFromEnd = 0;
   std::vector<bool> rowInputs;
   std::vector<bool> summedResults;
   /// Results the rows do not reach (each slice computes them whole).
@@ -184,27 +187,121 @@ static bool isReturnedSum(OpResult result, RowUse use) {
          });
 }
 
+/// Where the rows of `func` run, counted from the last dim. In the body's
+/// values of the largest rank, the rows are dim 0 (a batch), or for a batch
+/// of one, where each of them begins with dims of size 1 ([1, tokens,
+/// hidden]), the first dim that is not 1 in one of them. A value of lower
+/// rank lines its dims up with theirs from the last, as broadcasts do and
+/// the views that add or drop leading 1s (a [tokens, hidden] product viewed
+/// as [1, tokens, hidden]).
+static int64_t rowsFromEndOf(func::FuncOp func) {
+  Block &body = func.front();
+  // Its tensors: a region may hold `fxmlir.none` for an absent argument.
+  SmallVector<RankedTensorType> types;
+  auto add = [&](ValueRange values) {
+    for (Value value : values)
+      if (auto type = dyn_cast<RankedTensorType>(value.getType()))
+        types.push_back(type);
+  };
+  add(body.getArguments());
+  for (Operation &op : body.without_terminator())
+    add(op.getResults());
+  int64_t rank = 0;
+  for (RankedTensorType type : types)
+    rank = std::max(rank, type.getRank());
+  int64_t rowDim = rank;
+  for (RankedTensorType type : types) {
+    if (type.getRank() != rank)
+      continue;
+    int64_t first = 0;
+    while (first < rank && type.getDimSize(first) == 1)
+      ++first;
+    rowDim = std::min(rowDim, first);
+  }
+  return rank - rowDim;
+}
+
+/// Whether `op`, given operands of rank `rank`, moves elements along dim
+/// `dim`: slices it, concatenates or places pieces along it, or permutes it
+/// elsewhere. The JIT's other lowerings leave each dim where it is.
+static bool movesAlongDim(Operation *op, int64_t rank, int64_t dim) {
+  if (dim < 0)
+    return false;
+  auto named = [&](StringRef attr) {
+    auto value = op->getAttrOfType<IntegerAttr>(attr);
+    return value ? normalizeDim(value.getInt(), rank) : std::nullopt;
+  };
+  StringRef name = op->getName().getStringRef();
+  if (name == "fxmlir.aten.slice.Tensor" || name == "fxmlir.aten.cat") {
+    std::optional<int64_t> along = named("dim");
+    return !along || *along == dim;
+  }
+  if (name == "fxmlir.aten.transpose.int")
+    return named("dim0") == dim || named("dim1") == dim ||
+           !named("dim0") || !named("dim1");
+  if (name == "fxmlir.aten.permute") {
+    auto dims = op->getAttrOfType<DenseI64ArrayAttr>("dims");
+    return !dims || static_cast<int64_t>(dims.size()) != rank ||
+           normalizeDim(dims.asArrayRef()[dim], rank) != dim;
+  }
+  if (auto call = dyn_cast<CallOp>(op)) {
+    // slice_backward(grad, input_sizes, dim, start, end, step).
+    ArrayRef<Attribute> args = call.getArgs().getValue();
+    auto at = args.size() > 2 ? dyn_cast<IntegerAttr>(args[2]) : nullptr;
+    return !at || normalizeDim(at.getInt(), rank) == dim;
+  }
+  return false;
+}
 /// Rows split when everything that depends on the row inputs keeps their
-/// rank and no reduction spans dim 0 of such a value except sums over the
-/// rows that are returned as they are. A result the rows do not reach is
+/// rank and no reduction spans the rows of such a value except sums over
+/// the rows that are returned as they are. A result the rows do not reach is
 /// computed whole by each slice (GPT-2's additive attention mask, returned
 /// beside its first use, made that region one thread's: 0.78x its ATen ops
 /// at two threads); the runtime splits only where such results are small.
+/// For a batch of one the rows run along the first dim that is not 1
+/// (rowDimOf): there the row-dependent values must keep that dim in its
+/// place, with 1s before it, and the other values must not vary along it,
+/// as they would where a broadcast lines another dim of theirs up with it.
+/// Without this, [1, 256, 512] tensors were one slice, one thread's
+/// (LLaMA-style step, 1 x 256 tokens, two threads: JIT regions on 10 %
+/// slower than off).
 static RowAnalysis analyzeRows(func::FuncOp func) {
   Block &body = func.front();
-  int64_t rank = 0;
-  for (BlockArgument arg : body.getArguments())
-    rank = std::max(rank, rankOf(arg));
   RowAnalysis analysis;
-  analysis.splittable = rank >= 1;
+  int64_t fromEnd = analysis.rowsFromEnd = rowsFromEndOf(func);
+  // Rows along the innermost dim, which reductions span, only for 1-D
+  // functions (a sum of such rows is a returned sum).
+  analysis.splittable = fromEnd >= 2 || (fromEnd == 1 && llvm::all_of(
+      body.getArguments(), [](Value arg) { return rankOf(arg) <= 1; }));
+  // Whether `value` has rows: its row dim (the fromEnd-th from its last) is
+  // not 1, and the dims before it are 1, so that a slice of rows is a
+  // contiguous block.
+  auto hasRows = [&](Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type)
+      return false;
+    int64_t rowDim = type.getRank() - fromEnd;
+    if (rowDim < 0 || type.getDimSize(rowDim) == 1)
+      return false;
+    for (int64_t d = 0; d < rowDim; ++d)
+      if (type.getDimSize(d) != 1)
+        return false;
+    return true;
+  };
   llvm::DenseSet<Value> rowDependent, summed;
   for (BlockArgument arg : body.getArguments()) {
-    auto type = cast<RankedTensorType>(arg.getType());
-    bool row = rank >= 1 && type.getRank() == rank && type.getDimSize(0) != 1;
+    bool row = analysis.splittable && hasRows(arg);
     analysis.rowInputs.push_back(row);
     if (row)
       rowDependent.insert(arg);
   }
+  // Whether `value`, which the rows do not reach, lines up a dim that is
+  // not 1 with the rows (in a broadcast with row values).
+  auto variesAlongRows = [&](Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    int64_t rowDim = type ? type.getRank() - fromEnd : -1;
+    return rowDim >= 0 && type.getDimSize(rowDim) != 1;
+  };
   for (Operation &op : body.without_terminator()) {
     std::optional<JitOpKind> kind = getJitOpKind(&op);
     // Whatever its operands, such an op reads rows a split would not give.
@@ -214,6 +311,13 @@ static RowAnalysis analyzeRows(func::FuncOp func) {
           return rowDependent.contains(operand);
         }))
       continue;
+    auto data = dyn_cast<RankedTensorType>(op.getOperand(0).getType());
+    int64_t dataRank = data ? data.getRank() : 0;
+    if ((data && movesAlongDim(&op, dataRank, dataRank - fromEnd)) ||
+        llvm::any_of(op.getOperands(), [&](Value operand) {
+          return !rowDependent.contains(operand) && variesAlongRows(operand);
+        }))
+      analysis.splittable = false;
     for (OpResult result : op.getResults()) {
       if (result.use_empty())
         continue;
@@ -226,7 +330,7 @@ static RowAnalysis analyzeRows(func::FuncOp func) {
           analysis.splittable = false;
         continue;
       }
-      if (rankOf(result) != rank)
+      if (!hasRows(result))
         analysis.splittable = false;
       rowDependent.insert(result);
     }
@@ -315,23 +419,29 @@ static std::vector<ResultSpec> inferResults(ModuleOp module,
   return results;
 }
 
-/// Rows split when the analysis allows it, dim 0 of every row input is
-/// dynamic, and dim 0 of every result but the sums is a row input's exactly
-/// where the rows reach the result: Signature::isWholeResult tells the
-/// whole results apart so.
+/// Rows split when the analysis allows it, the row dim of every row input
+/// is dynamic, and the row dim of every result but the sums is a row
+/// input's exactly where the rows reach the result: Signature::isWholeResult
+/// tells the whole results apart so.
 static bool rowsSplit(const RowAnalysis &rows, const Signature &signature) {
   if (!rows.splittable ||
       llvm::none_of(rows.rowInputs, [](bool row) { return row; }))
     return false;
   for (auto [index, input] : llvm::enumerate(signature.inputs))
-    if (rows.rowInputs[index] && input.dims[0] != kDynamic)
+    if (rows.rowInputs[index] &&
+        input.dims[signature.rowDimIn(input.dims.size())] != kDynamic)
       return false;
   for (auto [index, result] : llvm::enumerate(signature.results)) {
     if (rows.summedResults[index])
       continue;
-    bool rowSized = !result.dims.empty() && result.dims[0].input >= 0 &&
-                    result.dims[0].dim == 0 &&
-                    rows.rowInputs[result.dims[0].input];
+    int64_t rowDim = signature.rowDimIn(result.dims.size());
+    bool rowSized = false;
+    if (rowDim >= 0) {
+      const DimSource &source = result.dims[rowDim];
+      rowSized = source.input >= 0 && rows.rowInputs[source.input] &&
+                 source.dim == signature.rowDimIn(
+                                   signature.inputs[source.input].dims.size());
+    }
     // A whole result sized by the rows would be taken for a row result.
     if (rowSized == rows.wholeResults[index])
       return false;
@@ -434,6 +544,26 @@ jit::generalize(MLIRContext &context, StringRef text, StringRef function,
   return generic;
 }
 
+/// Whether `op` is a slice of a whole dim (start 0, step 1, its result's
+/// type its operand's) or the gradient of one (slice_backward placing its
+/// gradient in a tensor of the gradient's type).
+static bool isWholeSlice(Operation *op) {
+  if (op->getNumOperands() != 1 || op->getNumResults() != 1 ||
+      op->getOperand(0).getType() != op->getResult(0).getType())
+    return false;
+  if (auto slice = dyn_cast<SliceTensorOp>(op))
+    return slice.getStart().value_or(0) == 0 && slice.getStep() == 1;
+  auto call = dyn_cast<CallOp>(op);
+  auto target = op->getAttrOfType<StringAttr>("target");
+  if (!call || !target || target.getValue() != "aten::slice_backward.default")
+    return false;
+  // slice_backward(grad, input_sizes, dim, start, end, step).
+  ArrayRef<Attribute> args = call.getArgs().getValue();
+  auto start = args.size() == 6 ? dyn_cast<IntegerAttr>(args[3]) : nullptr;
+  auto step = args.size() == 6 ? dyn_cast<IntegerAttr>(args[5]) : nullptr;
+  return start && step && start.getInt() == 0 && step.getInt() == 1;
+}
+
 SpecializedFunction jit::specialize(MLIRContext &context, StringRef text,
                                     StringRef function,
                                     const std::vector<TensorSpec> *inputs) {
@@ -446,6 +576,18 @@ SpecializedFunction jit::specialize(MLIRContext &context, StringRef text,
   // output arguments.
   auto func = cast<func::FuncOp>(b.clone(*original));
   func.setPrivate();
+  // A slice of a whole dim is its operand, and so is the gradient of one:
+  // transformers' `hidden_states[:, 0:, :]` (logits_to_keep = 0) would keep
+  // a batch of one's rows, which that dim holds, from splitting.
+  SmallVector<Operation *> wholeSlices;
+  func.walk([&](Operation *op) {
+    if (isWholeSlice(op))
+      wholeSlices.push_back(op);
+  });
+  for (Operation *op : wholeSlices) {
+    op->getResult(0).replaceAllUsesWith(op->getOperand(0));
+    op->erase();
+  }
   // Ops nothing reads (a view of a returned sum the outline brought along)
   // neither run nor keep the rows from splitting.
   SmallVector<Operation *> ops;
@@ -466,7 +608,7 @@ SpecializedFunction jit::specialize(MLIRContext &context, StringRef text,
   } else if (rows.splittable) {
     for (auto [index, spec] : llvm::enumerate(specs))
       if (rows.rowInputs[index])
-        spec.dims[0] = kDynamic;
+        spec.dims[spec.dims.size() - rows.rowsFromEnd] = kDynamic;
   }
   retype(func, specs);
 
@@ -474,6 +616,7 @@ SpecializedFunction jit::specialize(MLIRContext &context, StringRef text,
   signature.inputs = specs;
   signature.results = inferResults(*module, func);
   signature.rowInputs = rows.rowInputs;
+  signature.rowsFromEnd = rows.rowsFromEnd;
   signature.rowsSplittable = rowsSplit(rows, signature);
   if (signature.rowsSplittable)
     signature.summedResults = rows.summedResults;

@@ -88,35 +88,53 @@ struct ResultSpec {
 struct Signature {
   std::vector<TensorSpec> inputs;
   std::vector<ResultSpec> results;
-  /// Whether results can be computed in slices of dim 0 (rows), each slice
-  /// from the same rows of the `rowInputs` and all of the other inputs. True
-  /// for elementwise ops, reductions over the last dim, returned sums over
-  /// the rows and returned values the rows do not reach (each slice computes
+  /// Whether results can be computed in slices of rows, each slice from the
+  /// same rows of the `rowInputs` and all of the other inputs. True for
+  /// elementwise ops, reductions over the last dim, returned sums over the
+  /// rows and returned values the rows do not reach (each slice computes
   /// them whole: see isWholeResult); false when another reduction spans
-  /// dim 0.
+  /// the rows.
   bool rowsSplittable = false;
-  /// For each input, whether it is sliced with the rows: it has the largest
-  /// rank and its dim 0 is not a broadcast size 1.
+  /// Where the rows run, counted from the last dim: dim rowDimIn(rank) of
+  /// each row input and row result. For any batch but one, the rank of the
+  /// widest inputs (dim 0 of theirs). For a batch of one ([1, tokens,
+  /// hidden], or a [tokens, hidden] view of it) its first dim that is not
+  /// 1: 2. Every dim before the row dim is 1, so that a slice of rows is a
+  /// contiguous block.
+  int64_t rowsFromEnd = 0;
+  /// For each input, whether it is sliced with the rows: its row dim is not
+  /// a broadcast size 1 (for a batch of one, the dims before it are 1; else
+  /// it has the largest rank).
   std::vector<bool> rowInputs;
   /// For each result, whether it sums over the rows (a bias gradient): a
   /// slice of rows computes its own sum, whole, for the caller to add up.
   /// All false unless rowsSplittable.
   std::vector<bool> summedResults;
 
+  /// The row dim of a tensor of rank `rank`; negative where it has none.
+  int64_t rowDimIn(size_t rank) const {
+    return static_cast<int64_t>(rank) - rowsFromEnd;
+  }
+
   /// Whether result `index` of a rowsSplittable function is one the rows
-  /// do not reach: every slice computes it whole (its dim 0 is no row
+  /// do not reach: every slice computes it whole (its row dim is no row
   /// input's), so that slices running at once need a buffer each.
   bool isWholeResult(size_t index) const {
     if (!rowsSplittable || summedResults[index])
       return false;
     const std::vector<DimSource> &dims = results[index].dims;
-    return dims.empty() || dims[0].input < 0 || dims[0].dim != 0 ||
-           !rowInputs[dims[0].input];
+    int64_t rowDim = rowDimIn(dims.size());
+    if (rowDim < 0)
+      return true;
+    const DimSource &source = dims[rowDim];
+    return source.input < 0 || !rowInputs[source.input] ||
+           source.dim != rowDimIn(inputs[source.input].dims.size());
   }
 
   bool operator==(const Signature &other) const {
     return inputs == other.inputs && results == other.results &&
            rowsSplittable == other.rowsSplittable &&
+           rowsFromEnd == other.rowsFromEnd &&
            rowInputs == other.rowInputs &&
            summedResults == other.summedResults;
   }
@@ -145,14 +163,15 @@ public:
   /// Throws Error for buffers that do not match the signature.
   void run(const std::vector<Buffer> &inputs,
            const std::vector<Buffer> &outputs) const;
-  /// Computes rows [begin, end) of dim 0 of every result (`inputs` and
+  /// Computes rows [begin, end) (Signature::rowsFromEnd) of every result
+  /// (`inputs` and
   /// `outputs` whole, as for run), and into each summed result the sum over
   /// those rows only. Needs signature().rowsSplittable; the row inputs must
   /// agree on their number of rows.
   void runRows(const std::vector<Buffer> &inputs,
                const std::vector<Buffer> &outputs, int64_t begin,
                int64_t end) const;
-  /// Dim 0 of the row inputs, which runRows slices. Throws Error when they
+  /// The row dim of the row inputs, which runRows slices. Throws Error when they
   /// disagree or the function cannot be run in slices of rows.
   int64_t rowCount(const std::vector<Buffer> &inputs) const;
 
