@@ -1,4 +1,4 @@
-"""python -m benchmarks --device cpu|cuda [--only ops,linear,mlp,gpt2,llama,bert,overhead,roundtrip] [--dtypes f32,bf16] [--threads N] [--profile FILE]
+"""python -m benchmarks --device cpu|cuda [--only ops,linear,mlp,gpt2,llama,llama1,bert,overhead,roundtrip] [--dtypes f32,bf16] [--threads N] [--profile FILE]
 
 Runs the suite and writes the device's section of docs/benchmarks.md, its
 raw numbers to docs/benchmarks-<device>.json (a run with --only or --dtypes
@@ -26,10 +26,11 @@ import torch._inductor.config
 from benchmarks import outline, report, suites, timing
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("ops", "linear", "mlp", "gpt2", "llama", "bert", "overhead", "roundtrip")
+SECTIONS = ("ops", "linear", "mlp", "gpt2", "llama", "llama1", "bert", "overhead",
+            "roundtrip")
 
 
-RESULT_KEYS = ("ops", "linear", "mlp", "gpt2", "llama", "bert", "overhead")
+RESULT_KEYS = ("ops", "linear", "mlp", "gpt2", "llama", "llama1", "bert", "overhead")
 
 
 def _save(path: Path, run: dict[str, Any]) -> None:
@@ -112,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"copy: {run['copy_gbps']:.1f} GB/s", flush=True)
     kernels = {"ops": suites.fused_ops, "linear": suites.linear_gelu_results}
     steps = {"mlp": suites.mlp_results, "gpt2": suites.gpt2_results,
-             "llama": suites.llama_results, "bert": suites.bert_results,
+             "llama": suites.llama_results,
+             "llama1": suites.llama_batch_of_one_results, "bert": suites.bert_results,
              "overhead": suites.overhead_results}
     for key in (k for k in SECTIONS if k in only):
         if key in kernels:

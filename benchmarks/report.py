@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import torch
 
-from benchmarks.suites import OVERHEAD_TOKENS, OVERHEAD_VOCAB, Result
+from benchmarks.suites import BATCH_OF_ONE_TOKENS, OVERHEAD_TOKENS, OVERHEAD_VOCAB, Result
 from benchmarks.timing import format_ms
 
 DEVICES = {"cpu": "CPU", "cuda": "CUDA"}  # each run names its machine
@@ -210,7 +210,7 @@ _LANGUAGE_MODELS = {
              "masked-LM loss (a random 15 % of the tokens labelled) and backward."),
 }
 # The training-step tables' keys, in their order.
-STEP_KEYS = ("mlp", "gpt2", "llama", "bert", "overhead")
+STEP_KEYS = ("mlp", "gpt2", "llama", "llama1", "bert", "overhead")
 
 
 def section(device: str, run: dict[str, Any]) -> str:
@@ -246,6 +246,13 @@ def section(device: str, run: dict[str, Any]) -> str:
             out.append(f"### {title} training step, {batch}x{seq} tokens\n\n"
                        f"{model.format(sizes=sizes)}\n")
             out.append(_step_table(run[key]))
+    if run.get("llama1"):
+        batch, seq = BATCH_OF_ONE_TOKENS[device]
+        out.append(f"### LLaMA-style training step, a batch of one: {batch}x{seq} tokens\n\n"
+                   "The LLaMA-style model above on one sequence, the shape of most "
+                   "fine-tuning: the JIT regions' rows are its tokens (at any other batch, "
+                   "the batch).\n")
+        out.append(_step_table(run["llama1"]))
     if run.get("overhead"):
         batch, seq = OVERHEAD_TOKENS
         out.append(f"### Per-step overhead: a tiny LLaMA-style step, {batch}x{seq} tokens\n\n"

@@ -401,6 +401,20 @@ def llama_results(device: str, sizes: Sizes, profile: Path | None = None) -> lis
                                 vocab, device, sizes, profile)
 
 
+# A batch of one, the shape of most fine-tuning: its tokens are a JIT region's
+# rows (at any other batch, the batch is), so that its regions share the
+# threads as eager's kernels do.
+BATCH_OF_ONE_TOKENS = {"cpu": (1, 256), "cuda": (1, 4096)}
+
+
+def llama_batch_of_one_results(device: str, sizes: Sizes,
+                               profile: Path | None = None) -> list[Result]:
+    vocab = sizes.llama_vocab
+    one = replace(sizes, gpt2_tokens=BATCH_OF_ONE_TOKENS[device])
+    return _transformer_results("LLaMA-style, a batch of one", lambda: llama_model(vocab),
+                                vocab, device, one, profile)
+
+
 # The per-step overhead case: LLaMA-style at a size whose kernels take
 # microseconds, so that a step's time is what runs around them (Python, the
 # dispatcher, AOTAutograd's wrappers, Dynamo's guards, the autograd engine).
