@@ -923,6 +923,18 @@ TEST_F(JitTest, ABatchOfOneKeepsItsRowsWhereNothingMovesThem) {
       "!in = tensor<1x6x8xf32" + cpu + "\n!out = tensor<6x1x8xf32" + cpu +
           "\n",
       "fxmlir.aten.view %x {size = array<i64: 6, 1, 8>} : (!in) -> !out"));
+  // A 1-D input viewed as [1, 8] and reduced over its last dim: the rows
+  // would be that dim.
+  const char *rowsInnermost = R"mlir(
+!v = tensor<8xf32, #fxmlir.device<"cpu">>
+!r = tensor<1x8xf32, #fxmlir.device<"cpu">>
+func.func private @f(%x: !v) -> !r {
+  %0 = fxmlir.aten.view %x {size = array<i64: 1, 8>} : (!v) -> !r
+  %1 = fxmlir.aten._softmax %0 {dim = -1 : i64, half_to_float = false} : (!r) -> !r
+  return %1 : !r
+}
+)mlir";
+  EXPECT_FALSE(jit.analyze(rowsInnermost, "f").rowsSplittable);
   // Rows along the innermost dim: a row reduction would span them.
   EXPECT_FALSE(batchOfOneSplits(
       jit,

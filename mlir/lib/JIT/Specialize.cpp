@@ -187,14 +187,19 @@ static bool isReturnedSum(OpResult result, RowUse use) {
          });
 }
 
-/// Where the rows of `func` run, counted from the last dim. In the body's
-/// values of the largest rank, the rows are dim 0 (a batch), or for a batch
-/// of one, where each of them begins with dims of size 1 ([1, tokens,
-/// hidden]), the first dim that is not 1 in one of them. A value of lower
-/// rank lines its dims up with theirs from the last, as broadcasts do and
-/// the views that add or drop leading 1s (a [tokens, hidden] product viewed
-/// as [1, tokens, hidden]).
-static int64_t rowsFromEndOf(func::FuncOp func) {
+/// Where the rows of `func` run: in the body's values of the largest rank
+/// `rank`, dim `rowDim`. That is dim 0 (a batch), or for a batch of one,
+/// where each of them begins with dims of size 1 ([1, tokens, hidden]), the
+/// first dim that is not 1 in one of them. A value of lower rank lines its
+/// dims up with theirs from the last, as broadcasts do and the views that
+/// add or drop leading 1s (a [tokens, hidden] product viewed as [1, tokens,
+/// hidden]).
+struct RowsPlace {
+  int64_t rank = 0;
+  int64_t rowDim = 0;
+};
+
+static RowsPlace rowsPlaceOf(func::FuncOp func) {
   Block &body = func.front();
   // Its tensors: a region may hold `fxmlir.none` for an absent argument.
   SmallVector<RankedTensorType> types;
@@ -206,19 +211,19 @@ static int64_t rowsFromEndOf(func::FuncOp func) {
   add(body.getArguments());
   for (Operation &op : body.without_terminator())
     add(op.getResults());
-  int64_t rank = 0;
+  RowsPlace place;
   for (RankedTensorType type : types)
-    rank = std::max(rank, type.getRank());
-  int64_t rowDim = rank;
+    place.rank = std::max(place.rank, type.getRank());
+  place.rowDim = place.rank;
   for (RankedTensorType type : types) {
-    if (type.getRank() != rank)
+    if (type.getRank() != place.rank)
       continue;
     int64_t first = 0;
-    while (first < rank && type.getDimSize(first) == 1)
+    while (first < place.rank && type.getDimSize(first) == 1)
       ++first;
-    rowDim = std::min(rowDim, first);
+    place.rowDim = std::min(place.rowDim, first);
   }
-  return rank - rowDim;
+  return place;
 }
 
 /// Whether `op`, given operands of rank `rank`, moves elements along dim
@@ -252,27 +257,28 @@ static bool movesAlongDim(Operation *op, int64_t rank, int64_t dim) {
   }
   return false;
 }
-/// Rows split when everything that depends on the row inputs keeps their
-/// rank and no reduction spans the rows of such a value except sums over
-/// the rows that are returned as they are. A result the rows do not reach is
-/// computed whole by each slice (GPT-2's additive attention mask, returned
-/// beside its first use, made that region one thread's: 0.78x its ATen ops
-/// at two threads); the runtime splits only where such results are small.
-/// For a batch of one the rows run along the first dim that is not 1
-/// (rowDimOf): there the row-dependent values must keep that dim in its
-/// place, with 1s before it, and the other values must not vary along it,
-/// as they would where a broadcast lines another dim of theirs up with it.
-/// Without this, [1, 256, 512] tensors were one slice, one thread's
-/// (LLaMA-style step, 1 x 256 tokens, two threads: JIT regions on 10 %
-/// slower than off).
+
+/// Rows split when everything that depends on the row inputs keeps its rows
+/// in place (rowsPlaceOf, lined up from the last dim, with 1s before them),
+/// no op moves elements along them, no other value varies along them, and
+/// no reduction spans them except sums over the rows that are returned as
+/// they are. A result the rows do not reach is computed whole by each slice
+/// (GPT-2's additive attention mask, returned beside its first use, made
+/// that region one thread's: 0.78x its ATen ops at two threads); the
+/// runtime splits only where such results are small. Rows that were dim 0
+/// only left a batch of one's [1, 256, 512] tensors one slice, one
+/// thread's (LLaMA-style step, 1 x 256 tokens, two threads: JIT regions on
+/// up to 10 % slower than off).
 static RowAnalysis analyzeRows(func::FuncOp func) {
   Block &body = func.front();
   RowAnalysis analysis;
-  int64_t fromEnd = analysis.rowsFromEnd = rowsFromEndOf(func);
-  // Rows along the innermost dim, which reductions span, only for 1-D
-  // functions (a sum of such rows is a returned sum).
-  analysis.splittable = fromEnd >= 2 || (fromEnd == 1 && llvm::all_of(
-      body.getArguments(), [](Value arg) { return rankOf(arg) <= 1; }));
+  RowsPlace place = rowsPlaceOf(func);
+  int64_t fromEnd = analysis.rowsFromEnd = place.rank - place.rowDim;
+  // A batch of one's rows must lie before the innermost dim, which row
+  // reductions span; dim 0 of any rank may be rows (of 1-D values, a sum
+  // over them is a reduction over dim 0).
+  analysis.splittable =
+      place.rowDim == 0 ? place.rank >= 1 : place.rowDim + 2 <= place.rank;
   // Whether `value` has rows: its row dim (the fromEnd-th from its last) is
   // not 1, and the dims before it are 1, so that a slice of rows is a
   // contiguous block.
