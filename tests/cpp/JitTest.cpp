@@ -96,6 +96,20 @@ std::vector<float> randomVector(size_t size, unsigned seed) {
   return values;
 }
 
+/// Expects `result` to be softmax(x + b) over rows of `cols` (b one row).
+void expectSoftmaxOfSum(const std::vector<float> &result,
+                        const std::vector<float> &x,
+                        const std::vector<float> &b, size_t cols) {
+  for (size_t row = 0; row < x.size() / cols; ++row) {
+    double sum = 0;
+    for (size_t col = 0; col < cols; ++col)
+      sum += std::exp(x[row * cols + col] + b[col]);
+    for (size_t col = 0; col < cols; ++col)
+      ASSERT_NEAR(result[row * cols + col],
+                  std::exp(x[row * cols + col] + b[col]) / sum, 1e-6);
+  }
+}
+
 /// A fresh cache directory per test, removed afterwards.
 class JitTest : public ::testing::Test {
 protected:
@@ -635,14 +649,7 @@ TEST_F(JitTest, InfersResultShapesAndSplitsRows) {
   softmax->runRows(inputs, {{sliced.data(), {5, 16}}}, 0, 2);
   softmax->runRows(inputs, {{sliced.data(), {5, 16}}}, 2, 5);
   EXPECT_EQ(whole, sliced);
-  for (int row = 0; row < 5; ++row) {
-    double sum = 0;
-    for (int col = 0; col < 16; ++col)
-      sum += std::exp(x[row * 16 + col] + b[col]);
-    for (int col = 0; col < 16; ++col)
-      ASSERT_NEAR(whole[row * 16 + col],
-                  std::exp(x[row * 16 + col] + b[col]) / sum, 1e-6);
-  }
+  expectSoftmaxOfSum(whole, x, b, 16);
 }
 
 TEST_F(JitTest, SumOverRowsIsSummedPerSlice) {
@@ -744,14 +751,7 @@ TEST_F(JitTest, ABatchOfOneSplitsItsRowsAlongItsFirstDimThatIsNot1) {
   softmax->runRows(inputs, {{sliced.data(), {1, 5, 16}}}, 0, 2);
   softmax->runRows(inputs, {{sliced.data(), {1, 5, 16}}}, 2, 5);
   EXPECT_EQ(whole, sliced);
-  for (int row = 0; row < 5; ++row) {
-    double sum = 0;
-    for (int col = 0; col < 16; ++col)
-      sum += std::exp(x[row * 16 + col] + b[col]);
-    for (int col = 0; col < 16; ++col)
-      ASSERT_NEAR(whole[row * 16 + col],
-                  std::exp(x[row * 16 + col] + b[col]) / sum, 1e-6);
-  }
+  expectSoftmaxOfSum(whole, x, b, 16);
 }
 
 TEST_F(JitTest, ABatchOfOneSumsItsRowsPerSlice) {

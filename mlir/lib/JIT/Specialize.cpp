@@ -226,24 +226,33 @@ static RowsPlace rowsPlaceOf(func::FuncOp func) {
   return place;
 }
 
-/// Whether `op`, given operands of rank `rank`, moves elements along dim
-/// `dim`: slices it, concatenates or places pieces along it, or permutes it
-/// elsewhere. The JIT's other lowerings leave each dim where it is.
-static bool movesAlongDim(Operation *op, int64_t rank, int64_t dim) {
+/// The dim `attr` (a dim attribute of `op`) names, counted from the end of
+/// `op`'s first operand's dims: 0 for the last.
+static std::optional<int64_t> dimFromEnd(Operation *op, StringRef attr) {
+  auto dim = op->getAttrOfType<IntegerAttr>(attr);
+  int64_t rank = rankOf(op->getOperand(0));
+  if (!dim || rank == 0)
+    return std::nullopt;
+  int64_t d = dim.getInt() < 0 ? dim.getInt() + rank : dim.getInt();
+  return rank - 1 - d;
+}
+
+/// Whether `op` moves elements along its first operand's dim `rowsFromEnd`
+/// from the end (Signature::rowsFromEnd: dim rank - rowsFromEnd): slices
+/// it, concatenates or places pieces along it, or permutes it elsewhere.
+/// The JIT's other lowerings leave each dim where it is.
+static bool movesAlongDim(Operation *op, int64_t rowsFromEnd) {
+  int64_t fromLast = rowsFromEnd - 1; // as dimFromEnd counts
+  int64_t rank = rankOf(op->getOperand(0));
+  int64_t dim = rank - rowsFromEnd;
   if (dim < 0)
     return false;
-  auto named = [&](StringRef attr) {
-    auto value = op->getAttrOfType<IntegerAttr>(attr);
-    return value ? normalizeDim(value.getInt(), rank) : std::nullopt;
-  };
   StringRef name = op->getName().getStringRef();
-  if (name == "fxmlir.aten.slice.Tensor" || name == "fxmlir.aten.cat") {
-    std::optional<int64_t> along = named("dim");
-    return !along || *along == dim;
-  }
+  if (name == "fxmlir.aten.slice.Tensor" || name == "fxmlir.aten.cat")
+    return dimFromEnd(op, "dim").value_or(fromLast) == fromLast;
   if (name == "fxmlir.aten.transpose.int")
-    return named("dim0") == dim || named("dim1") == dim ||
-           !named("dim0") || !named("dim1");
+    return dimFromEnd(op, "dim0").value_or(fromLast) == fromLast ||
+           dimFromEnd(op, "dim1").value_or(fromLast) == fromLast;
   if (name == "fxmlir.aten.permute") {
     auto dims = op->getAttrOfType<DenseI64ArrayAttr>("dims");
     return !dims || static_cast<int64_t>(dims.size()) != rank ||
@@ -317,9 +326,8 @@ static RowAnalysis analyzeRows(func::FuncOp func) {
           return rowDependent.contains(operand);
         }))
       continue;
-    auto data = dyn_cast<RankedTensorType>(op.getOperand(0).getType());
-    int64_t dataRank = data ? data.getRank() : 0;
-    if ((data && movesAlongDim(&op, dataRank, dataRank - fromEnd)) ||
+    bool tensorData = isa<RankedTensorType>(op.getOperand(0).getType());
+    if ((tensorData && movesAlongDim(&op, fromEnd)) ||
         llvm::any_of(op.getOperands(), [&](Value operand) {
           return !rowDependent.contains(operand) && variesAlongRows(operand);
         }))
@@ -453,17 +461,6 @@ static bool rowsSplit(const RowAnalysis &rows, const Signature &signature) {
       return false;
   }
   return true;
-}
-
-/// The dim `attr` (a dim attribute of `op`) names, counted from the end of
-/// `op`'s first operand's dims: 0 for the last.
-static std::optional<int64_t> dimFromEnd(Operation *op, StringRef attr) {
-  auto dim = op->getAttrOfType<IntegerAttr>(attr);
-  int64_t rank = rankOf(op->getOperand(0));
-  if (!dim || rank == 0)
-    return std::nullopt;
-  int64_t d = dim.getInt() < 0 ? dim.getInt() + rank : dim.getInt();
-  return rank - 1 - d;
 }
 
 /// Whether `op` computes the same for any sizes of its operands' dims but
