@@ -1,4 +1,4 @@
-"""python -m benchmarks.regions [--models mlp,gpt2,llama,bert,overhead] [--dtypes f32,bf16] [--threads 1,2] [--write FILE]
+"""python -m benchmarks.regions [--models mlp,gpt2,llama,llama1,bert,overhead] [--dtypes f32,bf16] [--threads 1,2] [--write FILE]
 
 The cost model's verdicts, checked one JIT region at a time: every region
 the outline pass finds in a model's training step without its cost model
@@ -7,8 +7,10 @@ one `mlir_jit` call and as its ATen ops one by one, alternating, on random
 inputs of its types, each call made as a round-tripped graph's code makes
 it (fxmlir/direct_calls.py); beside it, whether the cost model keeps it. A
 kept region slower than its ops, or a refused one faster, is a wrong
-verdict. "overhead" is the suite's per-step overhead model (LLaMA-style, 32
-wide, 1 x 8 tokens), where a call's overhead is all a region saves.
+verdict. "llama1" is the LLaMA-style step at a batch of one (the suite's
+llama1 section: its regions split their rows along the tokens); "overhead"
+the suite's per-step overhead model (LLaMA-style, 32 wide, 1 x 8 tokens),
+where a call's overhead is all a region saves.
 Prints a markdown table per thread count, model and dtype (`--write`: to a
 file too, docs/regions.md).
 """
@@ -38,6 +40,7 @@ _DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
            "si64": torch.int64, "i64": torch.int64, "si32": torch.int32, "i1": torch.bool}
 _TENSOR = re.compile(r"tensor<((?:\d+x)*)(\w+), #fxmlir\.device<\"cpu\">>")
 _OUTLINE = "fxmlir-outline-jit-regions"
+MODELS = ("mlp", "gpt2", "llama", "llama1", "bert", "overhead")
 
 
 def _step(name: str, dtype: str) -> tuple[Callable[[], Any], torch.nn.Module]:
@@ -54,11 +57,13 @@ def _step(name: str, dtype: str) -> tuple[Callable[[], Any], torch.nn.Module]:
         model = suites.tiny_llama_model(vocab)
         ids = torch.randint(0, vocab, suites.OVERHEAD_TOKENS)
     else:
+        family = "llama" if name == "llama1" else name
         build = {"gpt2": suites.gpt2_model, "llama": suites.llama_model,
-                 "bert": suites.bert_model}[name]
-        vocab = getattr(sizes, f"{name}_vocab")
+                 "bert": suites.bert_model}[family]
+        vocab = getattr(sizes, f"{family}_vocab")
         model = build(vocab)
-        ids = torch.randint(0, vocab, sizes.gpt2_tokens)
+        tokens = suites.BATCH_OF_ONE_TOKENS["cpu"] if name == "llama1" else sizes.gpt2_tokens
+        ids = torch.randint(0, vocab, tokens)
 
     def step(net: Callable[..., Any]) -> None:
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
@@ -208,8 +213,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="mlp,gpt2,llama,bert",
-                        help="comma list of mlp, gpt2, llama, bert, overhead")
+    parser.add_argument("--models", default="mlp,gpt2,llama,llama1,bert",
+                        help=f"comma list of {', '.join(MODELS)}")
     parser.add_argument("--dtypes", default="f32,bf16")
     parser.add_argument("--threads", default="1",
                         help="torch's CPU threads, a table each: 1 or 1,2")
@@ -222,6 +227,10 @@ def main(argv: list[str] | None = None) -> None:
     if not threads or min(threads) < 1:
         parser.error(f"--threads: thread counts of at least 1, comma-separated (1 or 1,2), "
                      f"got {args.threads!r}")
+    models = args.models.split(",")
+    if unknown := [m for m in models if m not in MODELS]:
+        parser.error(f"--models: unknown {', '.join(map(repr, unknown))}; "
+                     f"accepted: {', '.join(MODELS)}")
     command = "python -m benchmarks.regions " + shlex.join(sys.argv[1:] if argv is None else argv)
     out = [f"- `{command}`: {datetime.datetime.now():%Y-%m-%d %H:%M}, fxmlir commit "
            f"{report.commit()}, machine {report.machine('cpu', threads=False)}, "
@@ -229,7 +238,7 @@ def main(argv: list[str] | None = None) -> None:
     print(out[0], flush=True)
     for count in threads:
         torch.set_num_threads(count)
-        for model in args.models.split(","):
+        for model in models:
             for dtype in args.dtypes.split(","):
                 rows = measure(model, dtype)
                 wrong = sum(1 for r in rows if "error" not in r and _wrong(r))
@@ -246,8 +255,8 @@ _PREAMBLE = """# JIT regions against their ATen ops
 
 Written by `python -m benchmarks.regions --write FILE` ([benchmarks/regions.py](
 {source})): every JIT region the outline pass finds in the suite's training
-steps (its CPU sizes; "overhead": the per-step overhead model, LLaMA-style 32 wide on 1 x 8
-tokens) without its cost model, timed as one `mlir_jit` call and as the ATen ops it replaces,
+steps (its CPU sizes; "llama1": the LLaMA-style step at a batch of one, 1 x 256 tokens;
+"overhead": the per-step overhead model, LLaMA-style 32 wide on 1 x 8 tokens) without its cost model, timed as one `mlir_jit` call and as the ATen ops it replaces,
 one by one, each called as a round-tripped graph's code calls it, alternating, medians of 15
 on random inputs of its types; "cost model" is whether the round trip keeps it. A verdict is
 wrong where a kept region is slower than its ops or a refused one faster. Regions that several

@@ -152,9 +152,8 @@ std::vector<at::Tensor> mlirJitCpu(c10::string_view module,
                        : static_cast<char *>(partials[i].data_ptr()) +
                              slot * results[i].nbytes();
         }
-        int64_t first = index * split.rows;
-        compiled.runRows(call.inputBuffers, outputs, first,
-                         std::min(rows, first + split.rows));
+        compiled.runRows(call.inputBuffers, outputs, split.begin(index),
+                         split.begin(index + 1));
       }
     });
   });

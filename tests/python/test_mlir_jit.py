@@ -224,11 +224,16 @@ def test_a_batch_of_one_splits_its_tokens(threads):
     w = torch.randn(512)
     norm = outline(norm_backward, x, w, grad, min_ops=1)
     swiglu = outline(swiglu_backward, a, b, grad)
+    # SwiGLU's bf16 product at 255 tokens: slices of unequal rows (at two
+    # threads four, of 63 and 64), as many a thread.
+    a16, b16, grad16 = (torch.randn(1, 255, 1376, dtype=torch.bfloat16) for _ in range(3))
+    swiglu16 = outline(swiglu_backward, a16, b16, grad16)
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
         _check(norm, norm_backward, x, w, grad, tolerances=sums)
         _check(swiglu, swiglu_backward, a, b, grad)
+        _check(swiglu16, swiglu_backward, a16, b16, grad16, dtype=torch.bfloat16)
     finally:
         torch.set_num_threads(before)
 
