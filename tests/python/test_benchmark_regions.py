@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -54,3 +55,15 @@ def test_a_regions_ops_compute_what_the_region_does_through_the_graphs_calls(mon
         torch.testing.assert_close(one, other)
     x, y = args
     torch.testing.assert_close(got[1], ((x + 2 * y) * x).sum(0))
+
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--models", "gpt2,llama2"], "unknown 'llama2'; accepted: mlp, gpt2, llama, llama1, bert"),
+    (["--threads", "0"], "thread counts of at least 1"),
+], ids=["model", "threads"])
+def test_an_unknown_model_or_thread_count_is_a_usage_error(argv, says, capsys):
+    with pytest.raises(SystemExit) as stop:
+        regions.main(argv)
+    assert stop.value.code == 2
+    assert says in " ".join(capsys.readouterr().err.split())
