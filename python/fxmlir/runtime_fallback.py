@@ -24,7 +24,7 @@ import torch.fx as fx
 from torch.fx._lazy_graph_module import _LazyGraphModule
 from torch.fx.graph import _BoxedCodeGen  # AOTAutograd's boxed convention, as its own graphs
 
-from fxmlir import direct_calls
+from fxmlir import direct_calls, graph_program
 from fxmlir.fallback import fall_back
 
 # Writes a failure's folder from the failing call's inputs and the message;
@@ -48,7 +48,8 @@ def _failing_node(error: BaseException) -> str | None:
 
 def _describe(error: BaseException) -> str:
     """"node 'view_3': RuntimeError: view size is not compatible ..."."""
-    node = _failing_node(error)
+    # A graph program names the node on the error (fxmlir/graph_program.py).
+    node = getattr(error, "fx_node", None) or _failing_node(error)
     where = f"node '{node}'" if node else "the graph"
     lines = str(error).strip().splitlines()
     return f"{where}: {type(error).__name__}: {lines[0] if lines else ''}"
@@ -135,12 +136,15 @@ def guarded(compiled: fx.GraphModule, original: fx.GraphModule,
     """`compiled`'s forward in the boxed convention, below autograd (an
     after-autodiff graph), falling back to `original`'s when its first call
     raises (`dump` writes the failure's folder); just `compiled`'s when it
-    is the original (nothing to fall back to)."""
+    is the original (nothing to fall back to). The body runs as a graph
+    program where it can, else as its generated Python."""
     compiled.graph.set_codegen(_BoxedCodeGen())
     compiled.recompile()
     # The generated forward itself, not a lazy one that calls the module.
     _LazyGraphModule.force_recompile(compiled)
-    forward = direct_calls.forward(compiled.code, type(compiled).forward.__globals__, compiled)
+    program = graph_program.forward(compiled)
+    forward = (program[0] if program is not None else
+               direct_calls.forward(compiled.code, type(compiled).forward.__globals__, compiled))
     return guard(forward, None if compiled is original else original.forward,
                  graph, strict, dump)
 

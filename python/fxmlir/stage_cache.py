@@ -52,7 +52,7 @@ from torch._functorch._aot_autograd.schemas import SerializableAOTDispatchCompil
 from torch._inductor.output_code import OutputCode
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from fxmlir import cpu_products, direct_calls
+from fxmlir import cpu_products, direct_calls, graph_program
 from fxmlir._version import __version__
 from fxmlir.config import Options
 from fxmlir.runtime_fallback import guard
@@ -181,9 +181,13 @@ class _Source:
     code: str
     globals: dict[str, tuple[str, Any]]
     constants: dict[str, Any]
+    # The graph program's data, where the graph has one (graph_program.py).
+    program: graph_program.Encoding | None
 
     @classmethod
-    def of(cls, gm: fx.GraphModule) -> _Source:
+    def of(cls, gm: fx.GraphModule, boxed: bool = False) -> _Source:
+        """`gm`'s source; with its graph program if `boxed` (the program
+        takes the boxed list of inputs, as the compiled graph's code does)."""
         if any(node.op == "call_module" for node in gm.graph.nodes):
             raise BypassAOTAutogradCache("fxmlir: a graph that calls a submodule")
         code = gm.code  # first: a lazy module generates its forward here
@@ -193,10 +197,15 @@ class _Source:
                    {name: ("module", value.__name__) if isinstance(value, types.ModuleType)
                     else ("object", value) for name, value in names.items()},
                    {node.target: _fetch(gm, node.target)
-                    for node in gm.graph.nodes if node.op == "get_attr"})
+                    for node in gm.graph.nodes if node.op == "get_attr"},
+                   _program_of(gm) if boxed else None)
 
     def forward(self) -> Callable[..., Any]:
-        """The forward, bound to a module holding the constants."""
+        """The forward, bound to a module holding the constants: its graph
+        program where it has one."""
+        run = graph_program.build(self.program) if self.program is not None else None
+        if run is not None:
+            return run
         names = {name: importlib.import_module(value) if kind == "module" else value
                  for name, (kind, value) in self.globals.items()}
         root = torch.nn.Module()
@@ -209,6 +218,13 @@ class _Source:
                 owner = getattr(owner, part)
             setattr(owner, leaf, value)
         return direct_calls.forward(self.code, names, root)
+
+
+def _program_of(gm: fx.GraphModule) -> graph_program.Encoding | None:
+    try:
+        return graph_program.encode(gm)
+    except graph_program.Unsupported:
+        return None
 
 
 def _fetch(gm: fx.GraphModule, target: str) -> Any:
@@ -250,7 +266,7 @@ class CompiledStage(OutputCode):
             raise BypassAOTAutogradCache(f"fxmlir: {self.graph} fell back while it compiled")
         assert self._graphs is not None
         compiled, original = self._graphs
-        self._sources = (_Source.of(compiled),
+        self._sources = (_Source.of(compiled, boxed=True),
                          None if original is compiled else _Source.of(original))
         try:  # what pickle cannot take is a bypass, not torch's warning
             pickle.dumps(self._sources)

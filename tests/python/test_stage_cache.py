@@ -18,6 +18,7 @@ from torch._dynamo.utils import counters
 
 import fxmlir
 import fxmlir.dynamo_backend as dynamo_backend
+from fxmlir import graph_program
 from fxmlir.fallback import FallbackWarning
 
 
@@ -92,6 +93,28 @@ def test_a_second_compile_skips_autograd_and_the_round_trips(cache, device):
         torch.testing.assert_close(got[0], want[0])
         for g, w in zip(got[1], want[1]):
             torch.testing.assert_close(g, w)
+
+
+def test_a_cached_stage_runs_its_graph_program(cache, monkeypatch):
+    if graph_program.GraphProgram is None:
+        pytest.skip("this build has no fxmlir._graph_program")
+    _step()
+    built = []
+    build = graph_program.build
+
+    def recording(encoding):
+        run = build(encoding)
+        built.append(run is not None)
+        return run
+
+    monkeypatch.setattr(graph_program, "build", recording)
+    second = _step()
+    assert counters["aot_autograd"]["autograd_cache_hit"] == 1
+    assert built == [True, True]  # forward and backward, from their pickled programs
+    want = _eager()
+    torch.testing.assert_close(second[0], want[0])
+    for g, w in zip(second[1], want[1]):
+        torch.testing.assert_close(g, w)
 
 
 def test_other_settings_are_another_entry(cache):
