@@ -4,8 +4,10 @@ The cost model's verdicts, checked one JIT region at a time: every region
 the outline pass finds in a model's training step without its cost model
 (on each round trip's graph just before outlining, from a dump) is timed as
 one `mlir_jit` call and as its ATen ops one by one, alternating, on random
-inputs of its types, each call made as a round-tripped graph's code makes
-it (fxmlir/direct_calls.py); beside it, whether the cost model keeps it. A
+inputs of its types, each side run as a round-tripped graph's body runs
+(a graph program, fxmlir/graph_program.py, where the build has one; else
+the generated Python, fxmlir/direct_calls.py); beside it, whether the cost
+model keeps it. A
 kept region slower than its ops, or a refused one faster, is a wrong
 verdict. "llama1" is the LLaMA-style step at a batch of one (the suite's
 llama1 section: its regions split their rows along the tokens); "overhead"
@@ -34,7 +36,7 @@ import torch.fx as fx
 import fxmlir
 import fxmlir.jit_ops  # noqa: F401  (loads torch.ops.fxmlir.mlir_jit)
 from benchmarks import report, suites, timing
-from fxmlir import _C, aten_calls, direct_calls, mlir_attrs, schema
+from fxmlir import _C, aten_calls, direct_calls, graph_program, mlir_attrs, schema
 
 _DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
            "si64": torch.int64, "i64": torch.int64, "si32": torch.int32, "i1": torch.bool}
@@ -114,9 +116,29 @@ def _inputs(text: str, name: str) -> list[torch.Tensor]:
     return inputs
 
 
+def _runner(graph: fx.Graph) -> Callable[[list[torch.Tensor]], list[Any]]:
+    """`graph` run as a round-tripped graph's body runs."""
+    gm = fx.GraphModule(torch.nn.Module(), graph)
+    program = graph_program.forward(gm)
+    if program is not None:
+        run = program[0]
+        return lambda args: list(run(list(args)))
+    forward = direct_calls.forward(gm.code, type(gm).forward.__globals__, gm)
+    return lambda args: list(forward(*args))
+
+
+def _region(text: str, name: str, inputs: int) -> Callable[[list[torch.Tensor]], list[Any]]:
+    """The region as one `mlir_jit` call of a graph."""
+    graph = fx.Graph()
+    arguments = [graph.placeholder(f"arg{i}") for i in range(inputs)]
+    graph.output(graph.call_function(torch.ops.fxmlir.mlir_jit.default,
+                                     (text, name, arguments)))
+    return _runner(graph)
+
+
 def _eager(text: str, name: str) -> Callable[[list[torch.Tensor]], list[Any]]:
-    """The region's ops as ATen calls, one by one, in the code a
-    round-tripped graph would run them with (fxmlir/direct_calls.py)."""
+    """The region's ops as ATen calls, one by one, as a round-tripped graph
+    would run them."""
     module = _C.Context().parse(text, name)
     (function,) = [f for f in json.loads(module.to_json())["functions"] if f["name"] == name]
     graph = fx.Graph()
@@ -150,9 +172,7 @@ def _eager(text: str, name: str) -> Callable[[list[torch.Tensor]], list[Any]]:
         for index, result in enumerate(results):
             values[result["id"]] = graph.call_function(operator.getitem, (node, index))
     graph.output(tuple(values[i] for i in function["returns"]))
-    gm = fx.GraphModule(torch.nn.Module(), graph)
-    forward = direct_calls.forward(gm.code, type(gm).forward.__globals__, gm)
-    return lambda args: list(forward(*args))
+    return _runner(graph)
 
 
 def measure(model: str, dtype: str, reps: int = 15) -> list[dict[str, Any]]:
@@ -162,7 +182,6 @@ def measure(model: str, dtype: str, reps: int = 15) -> list[dict[str, Any]]:
     torch.manual_seed(0)
     step, module = _step(model, dtype)
     rows = []
-    mlir_jit = torch.ops.fxmlir.mlir_jit.default._op
     with tempfile.TemporaryDirectory(prefix="fxmlir-regions-") as dump:
         net = torch.compile(module, backend=fxmlir.backend(dump_dir=dump), dynamic=False)
         for _ in range(2):
@@ -178,11 +197,12 @@ def measure(model: str, dtype: str, reps: int = 15) -> list[dict[str, Any]]:
                 try:
                     eager = _eager(text, name)
                     eager(args)
+                    region = _region(text, name, len(args))
                 except Exception as error:  # noqa: BLE001 - reported, not timed
                     rows.append({"region": name, "kept": kept, "error": str(error)})
                     continue
                 times = timing.measure({
-                    "region": lambda: mlir_jit(text, name, args),
+                    "region": lambda: region(args),
                     "ops": lambda: eager(args)}, "cpu", 3, reps)
                 rows.append({"region": name, "kept": kept,
                              "region ms": times["region"].median,
@@ -258,7 +278,7 @@ Written by `python -m benchmarks.regions --write FILE` ([benchmarks/regions.py](
 steps (its CPU sizes; "llama1": the LLaMA-style step at a batch of one, 1 x 256 tokens;
 "overhead": the per-step overhead model, LLaMA-style 32 wide on 1 x 8 tokens) without its
 cost model, timed as one `mlir_jit` call and as the ATen ops it replaces, one by one, each
-called as a round-tripped graph's code calls it, alternating, medians of 15 on random inputs
+side run as a round-tripped graph's body runs (a graph program), alternating, medians of 15 on random inputs
 of its types; "cost model" is whether the round trip keeps it. A verdict is wrong where a
 kept region is slower than its ops or a refused one faster. Regions that several graphs share
 are timed once.
