@@ -24,6 +24,8 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
 
+#include <algorithm>
+#include <cmath>
 #include <exception>
 #include <string>
 #include <vector>
@@ -43,10 +45,15 @@ struct Value {
   std::vector<Value> items;
 };
 
-/// One FX node: an op call, or an item of a node's tuple or list result.
+/// Arithmetic on sizes (a dynamic shape's), with Python's semantics.
+enum class Arithmetic { None, Add, Sub, Mul, FloorDiv, Mod, TrueDiv, Neg, Max, Min };
+
+/// One FX node: an op call, arithmetic on sizes, or an item of a node's
+/// tuple or list result.
 struct Node {
   std::string name;
-  std::optional<c10::OperatorHandle> op; // unset: an item of `source`
+  std::optional<c10::OperatorHandle> op;
+  Arithmetic arithmetic = Arithmetic::None; // neither: an item of `source`
   std::vector<Value> arguments;
   size_t returns = 1;
   size_t source = 0;
@@ -116,6 +123,67 @@ Value decodeValue(py::handle encoded, const c10::TypePtr &type,
   return value;
 }
 
+Arithmetic arithmeticNamed(const std::string &name) {
+  static const std::pair<const char *, Arithmetic> names[] = {
+      {"add", Arithmetic::Add},           {"sub", Arithmetic::Sub},
+      {"mul", Arithmetic::Mul},           {"floordiv", Arithmetic::FloorDiv},
+      {"mod", Arithmetic::Mod},           {"truediv", Arithmetic::TrueDiv},
+      {"neg", Arithmetic::Neg},           {"max", Arithmetic::Max},
+      {"min", Arithmetic::Min}};
+  for (const auto &[text, arithmetic] : names)
+    if (name == text)
+      return arithmetic;
+  badEncoding("unknown arithmetic '" + name + "'");
+}
+
+/// Python's floor division and modulo of ints (rounding toward -inf).
+int64_t floorDiv(int64_t a, int64_t b) {
+  TORCH_CHECK_VALUE(b != 0, "integer division or modulo by zero");
+  int64_t quotient = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? quotient - 1 : quotient;
+}
+
+c10::IValue compute(Arithmetic arithmetic, const c10::IValue &a,
+                    const c10::IValue &b) {
+  if (arithmetic == Arithmetic::Neg)
+    return a.isInt() ? c10::IValue(-a.toInt()) : c10::IValue(-a.toDouble());
+  if (a.isInt() && b.isInt() && arithmetic != Arithmetic::TrueDiv) {
+    int64_t x = a.toInt(), y = b.toInt();
+    switch (arithmetic) {
+    case Arithmetic::Add: return x + y;
+    case Arithmetic::Sub: return x - y;
+    case Arithmetic::Mul: return x * y;
+    case Arithmetic::FloorDiv: return floorDiv(x, y);
+    case Arithmetic::Mod: return x - floorDiv(x, y) * y;
+    case Arithmetic::Max: return std::max(x, y);
+    case Arithmetic::Min: return std::min(x, y);
+    default: break;
+    }
+  }
+  TORCH_CHECK_TYPE((a.isInt() || a.isDouble()) && (b.isInt() || b.isDouble()),
+                   "size arithmetic on ", a.tagKind(), " and ", b.tagKind());
+  double x = a.isInt() ? a.toInt() : a.toDouble();
+  double y = b.isInt() ? b.toInt() : b.toDouble();
+  switch (arithmetic) {
+  case Arithmetic::Add: return x + y;
+  case Arithmetic::Sub: return x - y;
+  case Arithmetic::Mul: return x * y;
+  case Arithmetic::TrueDiv:
+    TORCH_CHECK_VALUE(y != 0, "division by zero");
+    return x / y;
+  case Arithmetic::FloorDiv:
+    TORCH_CHECK_VALUE(y != 0, "float floor division by zero");
+    return std::floor(x / y);
+  case Arithmetic::Mod:
+    TORCH_CHECK_VALUE(y != 0, "float modulo");
+    return x - std::floor(x / y) * y;
+  case Arithmetic::Max: return std::max(x, y);
+  case Arithmetic::Min: return std::min(x, y);
+  default: break;
+  }
+  TORCH_CHECK(false, "unreachable arithmetic");
+}
+
 c10::IValue evaluate(const Value &value, std::vector<c10::IValue> &slots) {
   switch (value.kind) {
   case Value::Kind::Slot:
@@ -139,7 +207,9 @@ public:
   /// `inputs`: the slot of each graph input, or -1 for one the graph does
   /// not use; `constants`: (slot, value) pairs held for the program's life;
   /// `nodes`: ("op", name, qualified op name, overload, [arguments], slot,
-  /// [last uses]) or ("item", name, source slot, index, slot, [last uses]),
+  /// [last uses]), ("arith", name, "add" | "sub" | "mul" | "floordiv" |
+  /// "mod" | "truediv" | "neg" | "max" | "min", [operands], slot, [last
+  /// uses]) or ("item", name, source slot, index, slot, [last uses]),
   /// an argument ("d",) for the schema's default; `output`: the returned
   /// value, or ("t", [values]) / ("L", [values]) for a tuple or list.
   GraphProgram(size_t slotCount, std::vector<int64_t> inputs,
@@ -261,6 +331,15 @@ private:
       node.returns = schema.returns().size();
       node.op = *handle;
       node.slot = encoded[5].cast<size_t>();
+    } else if (kind == "arith") {
+      node.arithmetic = arithmeticNamed(encoded[2].cast<std::string>());
+      for (py::handle argument : encoded[3].cast<py::list>())
+        node.arguments.push_back(decodeValue(argument, nullptr, slotCount));
+      size_t arity = node.arithmetic == Arithmetic::Neg ? 1 : 2;
+      if (node.arguments.size() != arity)
+        badEncoding("node '" + node.name + "': " + std::to_string(arity) +
+                    " operands expected");
+      node.slot = encoded[4].cast<size_t>();
     } else if (kind == "item") {
       node.source = encoded[2].cast<size_t>();
       node.index = encoded[3].cast<int64_t>();
@@ -293,6 +372,10 @@ private:
       else if (node.returns > 1)
         slots[node.slot] = c10::ivalue::Tuple::create(std::move(stack));
       stack.clear();
+    } else if (node.arithmetic != Arithmetic::None) {
+      c10::IValue a = evaluate(node.arguments.front(), slots);
+      c10::IValue b = evaluate(node.arguments.back(), slots);
+      slots[node.slot] = compute(node.arithmetic, a, b);
     } else {
       const c10::IValue &source = slots[node.source];
       if (source.isTuple())

@@ -37,6 +37,15 @@ Encoding = dict[str, Any]
 _INPUT_TYPES = (torch.Tensor, torch.SymInt, torch.SymFloat, torch.SymBool, int, float, bool)
 
 
+# Arithmetic on sizes, which a dynamic shape's graph computes from its
+# symbolic ones (fxmlir/symbolic_sizes.py), by the program's names for it.
+_ARITHMETIC: dict[Callable[..., Any], str] = {
+    operator.add: "add", operator.sub: "sub", operator.mul: "mul",
+    operator.floordiv: "floordiv", operator.mod: "mod", operator.truediv: "truediv",
+    operator.neg: "neg", torch.sym_max: "max", torch.sym_min: "min",
+}
+
+
 class Unsupported(Exception):
     """A graph the program does not run; the message names the node."""
 
@@ -110,6 +119,10 @@ def encode(gm: fx.GraphModule) -> Encoding:
             if not isinstance(source, fx.Node) or not isinstance(index, int):
                 raise Unsupported(f"node '{node.name}' takes an item of a constant")
             encoded.append(("item", node.name, slots[source], index, slots[node],
+                            dropped_after(node)))
+        elif node.op == "call_function" and node.target in _ARITHMETIC:
+            encoded.append(("arith", node.name, _ARITHMETIC[node.target],
+                            [value(item) for item in node.args], slots[node],
                             dropped_after(node)))
         elif node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
             encoded.append(("op", node.name, node.target._schema.name,

@@ -171,8 +171,9 @@ def test_the_encoding_pickles_with_its_constants():
     assert cast.dtype == torch.bfloat16
 
 
-def test_a_training_step_runs_its_graphs_as_programs(monkeypatch):
-    built = []
+def _recording_builds(monkeypatch) -> list[bool]:
+    """Whether each graph the round trip compiles from now on gets a program."""
+    built: list[bool] = []
     forward = graph_program.forward
 
     def recording(gm):
@@ -181,6 +182,11 @@ def test_a_training_step_runs_its_graphs_as_programs(monkeypatch):
         return program
 
     monkeypatch.setattr(graph_program, "forward", recording)
+    return built
+
+
+def test_a_training_step_runs_its_graphs_as_programs(monkeypatch):
+    built = _recording_builds(monkeypatch)
     torch.manual_seed(0)
     model, reference = (torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(),
                                             torch.nn.Linear(32, 16), torch.nn.LayerNorm(16))
@@ -193,5 +199,45 @@ def test_a_training_step_runs_its_graphs_as_programs(monkeypatch):
         reference(x).square().mean().backward()
     torch._dynamo.reset()
     assert built == [True, True]  # forward and backward
+    for ours, theirs in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("a, b", [(7, 2), (-7, 2), (7, -2), (-7, -2), (6, 3), (5, 7.5)])
+def test_size_arithmetic_is_pythons(a, b):
+    def body(a, b):
+        return (a + b, a - b, a * b, a // b, a % b, a / b, -a,
+                torch.sym_max(a, b), torch.sym_min(a, b))
+
+    gm = fx.symbolic_trace(body)
+    assert {node.target for node in gm.graph.nodes if node.op == "call_function"} >= {
+        operator.add, operator.floordiv, operator.mod, operator.neg}
+    result = _run(gm, [a, b])
+    expected = body(a, b)
+    assert result == expected
+    assert [type(r) for r in result] == [type(e) for e in expected]
+
+
+def test_a_size_divided_by_zero_raises_pythons_error():
+    gm = fx.symbolic_trace(lambda a, b: (a // b,))
+    with pytest.raises(ValueError, match="division or modulo by zero") as error:
+        _run(gm, [3, 0])
+    assert error.value.fx_node == "floordiv"
+
+
+def test_a_dynamic_shape_step_runs_its_graphs_as_programs(monkeypatch):
+    built = _recording_builds(monkeypatch)
+    torch.manual_seed(0)
+    model, reference = (torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(),
+                                            torch.nn.Linear(32, 16), torch.nn.LayerNorm(16))
+                        for _ in range(2))
+    reference.load_state_dict(model.state_dict())
+    compiled = torch.compile(model, backend=fxmlir.backend(strict=True), dynamic=True)
+    for tokens in (8, 12, 5):
+        x = torch.randn(2, tokens, 16)
+        compiled(x).square().mean().backward()
+        reference(x).square().mean().backward()
+    torch._dynamo.reset()
+    assert built and all(built)
     for ours, theirs in zip(model.parameters(), reference.parameters()):
         torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-5, atol=1e-6)
