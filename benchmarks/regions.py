@@ -278,10 +278,10 @@ Written by `python -m benchmarks.regions --write FILE` ([benchmarks/regions.py](
 steps (its CPU sizes; "llama1": the LLaMA-style step at a batch of one, 1 x 256 tokens;
 "overhead": the per-step overhead model, LLaMA-style 32 wide on 1 x 8 tokens) without its
 cost model, timed as one `mlir_jit` call and as the ATen ops it replaces, one by one, each
-side run as a round-tripped graph's body runs (a graph program), alternating, medians of 15 on random inputs
-of its types; "cost model" is whether the round trip keeps it. A verdict is wrong where a
-kept region is slower than its ops or a refused one faster. Regions that several graphs share
-are timed once.
+side run as a round-tripped graph's body runs (a graph program), alternating, medians of 15
+on random inputs of its types; "cost model" is whether the round trip keeps it. A verdict is
+wrong where a kept region is slower than its ops or a refused one faster. Regions that
+several graphs share are timed once.
 
 """
 
