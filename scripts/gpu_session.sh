@@ -8,7 +8,8 @@
 #     builds the core and, against the GPU machine's torch (installed in
 #     $FXMLIR_DEVICE_VENV, default /tmp/fxmlir-device-venv: its C++ libraries
 #     are Python's version's alone), the torch op libraries with their CUDA
-#     kernels for sm_90, into build/gpu/fxmlir-prebuilt.tar.xz (about 20 MB);
+#     kernels for sm_90, and the graph program extension for its Python,
+#     into build/gpu/fxmlir-prebuilt.tar.xz (about 20 MB);
 #   then, on the GPU machine, with build/gpu carried along, one command:
 #   bash scripts/gpu_session.sh run
 #     build     pip-installs fxmlir into /tmp/fxmlir-site: only fxmlir._C is
@@ -51,19 +52,21 @@ pack() {
   cmake -S . -B "$ops" -G Ninja -DPython3_EXECUTABLE="$DEVICE_VENV/bin/python" \
     -DFXMLIR_BUILD_CORE=OFF -DFXMLIR_PREBUILT_CORE="$PWD/build/package/fxmlir" \
     -DFXMLIR_BUILD_TESTS=OFF >/dev/null &&
-    cmake --build "$ops" --target fxmlir_ops fxmlir_jit_ops || return 1
+    cmake --build "$ops" --target fxmlir_ops fxmlir_jit_ops _graph_program || return 1
   mkdir -p build/gpu
   "$DEVICE_VENV/bin/python" -c "import torch; print(torch.__version__)" >build/gpu/torch.txt
   # The device's copy of .git is not this one's: its package records ours.
   git describe --always --dirty >build/gpu/commit.txt
   python3 - "$ARCHIVE" "$ops/package/fxmlir" build/gpu/torch.txt build/gpu/commit.txt <<'PY' || return 1
-import sys, tarfile
+import glob, os, sys, tarfile
 archive, ops, torch_version, commit = sys.argv[1:]
 with tarfile.open(archive, "w:xz") as out:
     for name in ("libFxmlirCore.so", "fxmlir-opt"):
         out.add("build/package/fxmlir/" + name, name)
     for name in ("libfxmlir_ops.so", "libfxmlir_jit_ops.so"):
         out.add(f"{ops}/{name}", name)
+    for path in glob.glob(f"{ops}/_graph_program.cpython-*.so"):  # for Python 3.12
+        out.add(path, os.path.basename(path))
     out.add(torch_version, "torch.txt")
     out.add(commit, "commit.txt")
 PY
