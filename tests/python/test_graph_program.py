@@ -241,3 +241,25 @@ def test_a_dynamic_shape_step_runs_its_graphs_as_programs(monkeypatch):
     assert built and all(built)
     for ours, theirs in zip(model.parameters(), reference.parameters()):
         torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_a_dispatch_mode_sees_each_op_and_an_input_returned_is_the_same_object():
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Recording(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.overloads: list[torch._ops.OpOverload] = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.overloads.append(func)
+            return func(*args, **(kwargs or {}))
+
+    gm = fx.symbolic_trace(lambda x, w: (aten.mm.default(x, aten.t.default(w)), w))
+    run = graph_program.build(graph_program.encode(gm))
+    x, w = torch.randn(2, 3), torch.randn(4, 3)
+    with Recording() as mode:
+        product, same = run([x, w])
+    assert mode.overloads == [aten.t.default, aten.mm.default]
+    assert same is w
+    torch.testing.assert_close(product, x @ w.t())
