@@ -170,15 +170,18 @@ def build(encoding: Encoding) -> Callable[[list[Any]], Any] | None:
         return None
 
 
-def forward(gm: fx.GraphModule) -> tuple[Callable[[list[Any]], Any], Encoding] | None:
+def forward(gm: fx.GraphModule, graph: str = "the graph"
+            ) -> tuple[Callable[[list[Any]], Any], Encoding] | None:
     """`gm`'s body as a program (its run, and its encoding for the stage
-    cache), or None: its generated Python runs it."""
+    cache), or None: its generated Python runs it (logged, naming `graph`
+    and the node)."""
     if GraphProgram is None:
         return None
     try:
         encoding = encode(gm)
     except Unsupported as reason:
-        log.debug("fxmlir: generated Python runs the graph: %s", reason)
+        log.info("fxmlir: %s runs as generated Python, not as a graph program: %s",
+                 graph, reason)
         return None
     run = build(encoding)
     return None if run is None else (run, encoding)

@@ -142,7 +142,7 @@ def guarded(compiled: fx.GraphModule, original: fx.GraphModule,
     compiled.recompile()
     # The generated forward itself, not a lazy one that calls the module.
     _LazyGraphModule.force_recompile(compiled)
-    program = graph_program.forward(compiled)
+    program = graph_program.forward(compiled, graph)
     forward = (program[0] if program is not None else
                direct_calls.forward(compiled.code, type(compiled).forward.__globals__, compiled))
     return guard(forward, None if compiled is original else original.forward,

@@ -6,6 +6,7 @@ where a node is one the program does not run."""
 from __future__ import annotations
 
 import gc
+import logging
 import operator
 import pickle
 import weakref
@@ -16,6 +17,7 @@ import torch.fx as fx
 
 import fxmlir
 from fxmlir import graph_program, runtime_fallback
+from fxmlir.logs import log
 
 pytestmark = pytest.mark.skipif(graph_program.GraphProgram is None,
                                 reason="this build has no fxmlir._graph_program")
@@ -106,6 +108,15 @@ def test_an_index_error_keeps_its_type():
     assert error.value.fx_node == "select_int"
 
 
+class _Messages(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
 def test_a_node_the_program_cannot_run_keeps_the_generated_python():
     def body(x):
         return (torch.nn.functional.relu(x),)  # a Python function, not an op overload
@@ -113,8 +124,18 @@ def test_a_node_the_program_cannot_run_keeps_the_generated_python():
     gm = fx.symbolic_trace(body)
     with pytest.raises(graph_program.Unsupported, match="node 'relu' calls"):
         graph_program.encode(gm)
-    assert graph_program.forward(gm) is None
-    run = runtime_fallback.guarded(gm, gm, "test")
+    # Said where TORCH_LOGS=fxmlir shows it (torch's loggers do not
+    # propagate to pytest's caplog).
+    messages, level = _Messages(), log.level
+    log.addHandler(messages)
+    log.setLevel(logging.INFO)
+    try:
+        run = runtime_fallback.guarded(gm, gm, "0/forward")
+    finally:
+        log.removeHandler(messages)
+        log.setLevel(level)
+    assert any("0/forward runs as generated Python, not as a graph program: node 'relu'"
+               in message for message in messages.messages)
     x = torch.randn(3)
     torch.testing.assert_close(run([x])[0], torch.relu(x))
 
@@ -176,8 +197,8 @@ def _recording_builds(monkeypatch) -> list[bool]:
     built: list[bool] = []
     forward = graph_program.forward
 
-    def recording(gm):
-        program = forward(gm)
+    def recording(gm, graph="the graph"):
+        program = forward(gm, graph)
         built.append(program is not None)
         return program
 
