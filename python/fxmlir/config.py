@@ -20,6 +20,9 @@ by `torch.compile(..., options={...})` or `fxmlir.backend(...)` keywords.
 | FXMLIR_EAGER_RANDOM   | eager_random | a switch: fused dropouts draw eager's masks | 0       |
 |                       |            | (seeded runs match eager; a mask-drawing     |         |
 |                       |            | pass more per dropout)                       |         |
+| FXMLIR_GRAPH_PROGRAMS | graph_programs | a switch: compiled graphs' bodies run as | 1       |
+|                       |            | C++ op calls (fxmlir/graph_program.py); off: |         |
+|                       |            | as their generated Python                    |         |
 | FXMLIR_CACHE_DIR      |            | a directory (created if missing)             | $XDG_CACHE_HOME/fxmlir or ~/.cache/fxmlir |
 
 Warm restarts keep each compiled step in torch's AOTAutograd cache
@@ -71,6 +74,7 @@ class BackendOptions(TypedDict, total=False):
     cudagraphs: bool | str
     strict: bool | str
     eager_random: bool | str
+    graph_programs: bool | str
 
 
 OPTIONS = tuple(BackendOptions.__annotations__)
@@ -183,7 +187,7 @@ def _default_selection() -> Selection:
 
 _PARSERS = {"passes": parse_passes, "stages": parse_stages, "dump_dir": parse_dump_dir,
             "codegen": parse_flag, "cudagraphs": parse_flag, "strict": parse_flag,
-            "eager_random": parse_flag}
+            "eager_random": parse_flag, "graph_programs": parse_flag}
 
 
 @dataclass(frozen=True)
@@ -201,6 +205,9 @@ class Options:
     # Fused random ops draw eager's dropout masks from torch's generator
     # (fxmlir-eager-random), so seeded runs give eager's losses.
     eager_random: bool = False
+    # Compiled graphs' bodies run as C++ op calls where they can
+    # (fxmlir/graph_program.py); False: as their generated Python.
+    graph_programs: bool = True
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Options":
@@ -218,6 +225,8 @@ class Options:
             strict=parse_flag("FXMLIR_STRICT", environ.get("FXMLIR_STRICT", "0")),
             eager_random=parse_flag("FXMLIR_EAGER_RANDOM",
                                     environ.get("FXMLIR_EAGER_RANDOM", "0")),
+            graph_programs=parse_flag("FXMLIR_GRAPH_PROGRAMS",
+                                      environ.get("FXMLIR_GRAPH_PROGRAMS", "1")),
         )
 
     def updated(self, overrides: Mapping[str, Any] | None) -> "Options":

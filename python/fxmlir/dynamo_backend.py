@@ -136,7 +136,8 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
                                                   input_names=primals)
         return compiled, guarded(compiled, graph, f"{graph_id}/{label}", opts.strict,
                                  lambda inputs, reason: dump_run_failure(
-                                     opts, graph_id, selected, reason, compiled, inputs))
+                                     opts, graph_id, selected, reason, compiled, inputs),
+                                 programs=opts.graph_programs)
 
     def backward_taking_none(graph: fx.GraphModule, full: Callable[..., Any] | None
                              ) -> missing_tangents.Backward:
@@ -158,7 +159,8 @@ def _compile_step(gm: fx.GraphModule, example_inputs: list[Any],
                 run = backward_taking_none(graph, run)
             if cache:
                 return stage_cache.CompiledStage(run, compiled, graph, f"{graph_id}/{stage}",
-                                                 opts.strict, fallback.count() == fallbacks)
+                                                 opts.strict, fallback.count() == fallbacks,
+                                                 programs=opts.graph_programs)
             if graphs is None:
                 return run
             if stage == "backward":
@@ -229,6 +231,8 @@ def backend(**options: Unpack[BackendOptions]) -> Callable[..., Any]:
     cudagraphs: replay compiled CUDA graphs through torch's CUDA graph trees.
     strict: a fallback raises fxmlir.fallback.FallbackError (for CI).
     eager_random: fused dropouts draw eager's masks (eager's losses).
+    graph_programs: compiled graphs' bodies run as C++ op calls (default);
+        False: as their generated Python.
     Switches take True/False or "1"/"0"/"true"/"false"/"yes"/"no"/"on"/"off".
     """
     Options.from_env().updated(options)  # reject bad options now, not at first call

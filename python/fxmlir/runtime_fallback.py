@@ -131,18 +131,18 @@ def _below_autograd(forward: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def guarded(compiled: fx.GraphModule, original: fx.GraphModule,
-            graph: str, strict: bool = False, dump: Dump | None = None
-            ) -> Callable[[list[Any]], Any]:
+            graph: str, strict: bool = False, dump: Dump | None = None,
+            programs: bool = True) -> Callable[[list[Any]], Any]:
     """`compiled`'s forward in the boxed convention, below autograd (an
     after-autodiff graph), falling back to `original`'s when its first call
     raises (`dump` writes the failure's folder); just `compiled`'s when it
     is the original (nothing to fall back to). The body runs as a graph
-    program where it can, else as its generated Python."""
+    program where it can (and `programs`), else as its generated Python."""
     compiled.graph.set_codegen(_BoxedCodeGen())
     compiled.recompile()
     # The generated forward itself, not a lazy one that calls the module.
     _LazyGraphModule.force_recompile(compiled)
-    program = graph_program.forward(compiled, graph)
+    program = graph_program.forward(compiled, graph) if programs else None
     forward = (program[0] if program is not None else
                direct_calls.forward(compiled.code, type(compiled).forward.__globals__, compiled))
     return guard(forward, None if compiled is original else original.forward,

@@ -185,9 +185,10 @@ class _Source:
     program: graph_program.Encoding | None
 
     @classmethod
-    def of(cls, gm: fx.GraphModule, boxed: bool = False) -> _Source:
-        """`gm`'s source; with its graph program if `boxed` (the program
-        takes the boxed list of inputs, as the compiled graph's code does)."""
+    def of(cls, gm: fx.GraphModule, program: bool = False) -> _Source:
+        """`gm`'s source; with its graph program if `program` (for a
+        compiled graph, whose code and program take the boxed list of
+        inputs)."""
         if any(node.op == "call_module" for node in gm.graph.nodes):
             raise BypassAOTAutogradCache("fxmlir: a graph that calls a submodule")
         code = gm.code  # first: a lazy module generates its forward here
@@ -198,7 +199,7 @@ class _Source:
                     else ("object", value) for name, value in names.items()},
                    {node.target: _fetch(gm, node.target)
                     for node in gm.graph.nodes if node.op == "get_attr"},
-                   _program_of(gm) if boxed else None)
+                   _program_of(gm) if program else None)
 
     def forward(self) -> Callable[..., Any]:
         """The forward, bound to a module holding the constants: its graph
@@ -240,7 +241,8 @@ class CompiledStage(OutputCode):
     while it compiled."""
 
     def __init__(self, run: Callable[[list[Any]], Any], compiled: fx.GraphModule,
-                 original: fx.GraphModule, graph: str, strict: bool, cacheable: bool) -> None:
+                 original: fx.GraphModule, graph: str, strict: bool, cacheable: bool,
+                 programs: bool = True) -> None:
         super().__init__()
         self._run: Callable[[list[Any]], Any] | None = run
         self._graphs: tuple[fx.GraphModule, fx.GraphModule] | None = (compiled, original)
@@ -248,6 +250,7 @@ class CompiledStage(OutputCode):
         self.graph = graph
         self.strict = strict
         self.cacheable = cacheable
+        self.programs = programs
         self._boxed_call = True
 
     def __call__(self, inputs: list[Any]) -> Any:
@@ -266,7 +269,7 @@ class CompiledStage(OutputCode):
             raise BypassAOTAutogradCache(f"fxmlir: {self.graph} fell back while it compiled")
         assert self._graphs is not None
         compiled, original = self._graphs
-        self._sources = (_Source.of(compiled, boxed=True),
+        self._sources = (_Source.of(compiled, program=self.programs),
                          None if original is compiled else _Source.of(original))
         try:  # what pickle cannot take is a bypass, not torch's warning
             pickle.dumps(self._sources)

@@ -45,6 +45,8 @@ from fxmlir.roundtrip import FallbackWarning
                                         r"values: 1, true, yes, on, 0, false, no, off \(any case\)"),
     ("codegen", None, TypeError, "option 'codegen' must be True or False, got NoneType"),
     ("strict", 1, TypeError, "option 'strict' must be True or False, got int 1"),
+    ("graph_programs", "fast", ValueError, "option 'graph_programs'='fast' is invalid; "
+                                           "accepted values: 1, true"),
     ("speed", 11, ValueError, "unknown fxmlir option 'speed'; accepted options: passes"),
     ("dump_dri", "/tmp", ValueError, r"unknown fxmlir option 'dump_dri' \(did you mean "
                                      r"'dump_dir'\?\); accepted options: passes"),
@@ -258,7 +260,7 @@ def test_cuda_graphs_setting():
 
 @pytest.mark.parametrize("variable, field", [
     ("FXMLIR_CODEGEN_FUSERS", "codegen"), ("FXMLIR_CUDA_GRAPHS", "cudagraphs"),
-    ("FXMLIR_STRICT", "strict"),
+    ("FXMLIR_STRICT", "strict"), ("FXMLIR_GRAPH_PROGRAMS", "graph_programs"),
 ])
 def test_switches_accept_the_usual_spellings(variable, field):
     """FXMLIR_CODEGEN_FUSERS=true was refused: only 0 and 1 were."""

@@ -17,6 +17,7 @@ import torch.fx as fx
 
 import fxmlir
 from fxmlir import graph_program, runtime_fallback
+from fxmlir.config import Options
 from fxmlir.logs import log
 
 pytestmark = pytest.mark.skipif(graph_program.GraphProgram is None,
@@ -284,3 +285,17 @@ def test_a_dispatch_mode_sees_each_op_and_an_input_returned_is_the_same_object()
     assert mode.overloads == [aten.t.default, aten.mm.default]
     assert same is w
     torch.testing.assert_close(product, x @ w.t())
+
+
+def test_graph_programs_off_runs_the_generated_python(monkeypatch):
+    built = _recording_builds(monkeypatch)
+    assert Options.from_env({}).graph_programs
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 4))
+    compiled = torch.compile(model, backend=fxmlir.backend(strict=True, graph_programs=False))
+    x = torch.randn(8, 16)
+    loss = compiled(x).square().mean()
+    loss.backward()
+    torch._dynamo.reset()
+    assert built == []
+    torch.testing.assert_close(loss, model(x).square().mean())
