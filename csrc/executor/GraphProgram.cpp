@@ -378,12 +378,17 @@ private:
       slots[node.slot] = compute(node.arithmetic, a, b);
     } else {
       const c10::IValue &source = slots[node.source];
-      if (source.isTuple())
-        slots[node.slot] = source.toTupleRef().elements().at(node.index);
-      else if (source.isList())
-        slots[node.slot] = source.toListRef().at(node.index);
-      else
-        TORCH_CHECK(false, "an item of a ", source.tagKind(), " value");
+      TORCH_CHECK(source.isTuple() || source.isList(), "an item of a ",
+                  source.tagKind(), " value");
+      c10::ArrayRef<c10::IValue> items = source.isTuple()
+                                             ? source.toTupleRef().elements()
+                                             : source.toListRef();
+      // Python's indexing: -1 is the last item.
+      int64_t size = static_cast<int64_t>(items.size());
+      int64_t index = node.index < 0 ? node.index + size : node.index;
+      TORCH_CHECK_INDEX(index >= 0 && index < size, "item ", node.index,
+                        " of ", size);
+      slots[node.slot] = items[index];
     }
     for (size_t slot : node.lastUses)
       slots[slot] = c10::IValue();

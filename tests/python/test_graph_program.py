@@ -299,3 +299,18 @@ def test_graph_programs_off_runs_the_generated_python(monkeypatch):
     torch._dynamo.reset()
     assert built == []
     torch.testing.assert_close(loss, model(x).square().mean())
+
+
+def test_items_count_from_the_end_as_in_python():
+    def body(x):
+        parts = aten.split.Tensor(x, 2)
+        return (parts[-1], parts[0])
+
+    gm = fx.symbolic_trace(body)
+    x = torch.arange(5.0)
+    last, first = _run(gm, [x])
+    assert last.tolist() == [4.0] and first.tolist() == [0.0, 1.0]
+    gm = fx.symbolic_trace(lambda x: (aten.split.Tensor(x, 2)[-4],))
+    with pytest.raises(IndexError, match="item -4 of 3") as error:
+        _run(gm, [x])
+    assert error.value.fx_node == "getitem"
