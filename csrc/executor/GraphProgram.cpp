@@ -46,7 +46,18 @@ struct Value {
 };
 
 /// Arithmetic on sizes (a dynamic shape's), with Python's semantics.
-enum class Arithmetic { None, Add, Sub, Mul, FloorDiv, Mod, TrueDiv, Neg, Max, Min };
+enum class Arithmetic {
+  None,
+  Add,
+  Sub,
+  Mul,
+  FloorDiv,
+  Mod,
+  TrueDiv,
+  Neg,
+  Max,
+  Min
+};
 
 /// One FX node: an op call, arithmetic on sizes, or an item of a node's
 /// tuple or list result.
