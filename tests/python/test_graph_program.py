@@ -19,6 +19,7 @@ import fxmlir
 from fxmlir import graph_program, runtime_fallback
 from fxmlir.config import Options
 from fxmlir.logs import log
+from test_direct_calls import _Dispatched
 
 pytestmark = pytest.mark.skipif(graph_program.GraphProgram is None,
                                 reason="this build has no fxmlir._graph_program")
@@ -207,20 +208,23 @@ def _recording_builds(monkeypatch) -> list[bool]:
     return built
 
 
-def test_a_training_step_runs_its_graphs_as_programs(monkeypatch):
+@pytest.mark.parametrize("dynamic, lengths", [(False, (8, 8)), (True, (8, 12, 5))])
+def test_a_training_loop_runs_its_graphs_as_programs(monkeypatch, dynamic, lengths):
     built = _recording_builds(monkeypatch)
     torch.manual_seed(0)
     model, reference = (torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(),
                                             torch.nn.Linear(32, 16), torch.nn.LayerNorm(16))
                         for _ in range(2))
     reference.load_state_dict(model.state_dict())
-    compiled = torch.compile(model, backend=fxmlir.backend(strict=True))
-    x = torch.randn(4, 8, 16)
-    for _ in range(2):
+    compiled = torch.compile(model, backend=fxmlir.backend(strict=True), dynamic=dynamic)
+    for tokens in lengths:
+        x = torch.randn(2, tokens, 16)
         compiled(x).square().mean().backward()
         reference(x).square().mean().backward()
+    with torch.no_grad():  # an eval step: the inference graph
+        torch.testing.assert_close(compiled(x), reference(x), rtol=1e-5, atol=1e-6)
     torch._dynamo.reset()
-    assert built == [True, True]  # forward and backward
+    assert len(built) >= 3 and all(built)  # forward, backward and inference
     for ours, theirs in zip(model.parameters(), reference.parameters()):
         torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-5, atol=1e-6)
 
@@ -247,40 +251,11 @@ def test_a_size_divided_by_zero_raises_pythons_error():
     assert error.value.fx_node == "floordiv"
 
 
-def test_a_dynamic_shape_step_runs_its_graphs_as_programs(monkeypatch):
-    built = _recording_builds(monkeypatch)
-    torch.manual_seed(0)
-    model, reference = (torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(),
-                                            torch.nn.Linear(32, 16), torch.nn.LayerNorm(16))
-                        for _ in range(2))
-    reference.load_state_dict(model.state_dict())
-    compiled = torch.compile(model, backend=fxmlir.backend(strict=True), dynamic=True)
-    for tokens in (8, 12, 5):
-        x = torch.randn(2, tokens, 16)
-        compiled(x).square().mean().backward()
-        reference(x).square().mean().backward()
-    torch._dynamo.reset()
-    assert built and all(built)
-    for ours, theirs in zip(model.parameters(), reference.parameters()):
-        torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-5, atol=1e-6)
-
-
 def test_a_dispatch_mode_sees_each_op_and_an_input_returned_is_the_same_object():
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class Recording(TorchDispatchMode):
-        def __init__(self) -> None:
-            super().__init__()
-            self.overloads: list[torch._ops.OpOverload] = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.overloads.append(func)
-            return func(*args, **(kwargs or {}))
-
     gm = fx.symbolic_trace(lambda x, w: (aten.mm.default(x, aten.t.default(w)), w))
     run = graph_program.build(graph_program.encode(gm))
     x, w = torch.randn(2, 3), torch.randn(4, 3)
-    with Recording() as mode:
+    with _Dispatched() as mode:
         product, same = run([x, w])
     assert mode.overloads == [aten.t.default, aten.mm.default]
     assert same is w
