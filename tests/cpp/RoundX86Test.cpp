@@ -1,10 +1,10 @@
 //===- RoundX86Test.cpp - 16-bit rounding by x86 instructions -------------===//
 //
 // csrc/kernels/cpu/RoundX86.cpp against fromAcc, bit for bit: for bfloat16
-// and half, every neighbourhood of a rounding boundary (ties, values either
-// side, all exponents and signs), subnormals (which AVX-512 BF16 alone
-// flushes to zero), infinities, and every length of a partial group;
-// NaNs stay NaNs of their sign. And storeRounded (RoundedStore.h) across its
+// (AVX-512 BF16's and AVX2's) and half, every neighbourhood of a rounding
+// boundary (ties, values either side, all exponents and signs), subnormals
+// (which AVX-512 BF16 alone flushes to zero), infinities, and every length
+// of a partial group; NaNs stay NaNs of their sign (AVX2's: fromAcc's NaNs). And storeRounded (RoundedStore.h) across its
 // blocks, on whichever path this CPU takes.
 //
 //===----------------------------------------------------------------------===//
@@ -73,6 +73,14 @@ TEST(RoundX86, BFloat16MatchesFromAcc) {
       ASSERT_EQ(to[k].bits, fromAcc<BFloat16>(from[k]).bits);
 }
 
+TEST(RoundX86, BFloat16ByAvx2IsFromAccBitForBit) {
+  if (!hasAvx2())
+    GTEST_SKIP() << "this CPU has no AVX2";
+  auto [from, to] = expectNeighbourhoodsRounded<BFloat16>(16, roundToBFloat16Avx2);
+  for (size_t k = 0; k < from.size(); ++k)
+    ASSERT_EQ(to[k].bits, fromAcc<BFloat16>(from[k]).bits) << "element " << k;
+}
+
 TEST(RoundX86, BFloat16RoundsSubnormalsInAnyLane) {
   if (!hasAvx512BFloat16())
     GTEST_SKIP() << "this CPU has no AVX-512 BF16";
@@ -114,10 +122,12 @@ void expectWritesOnlyItsElements(Round round) {
 TEST(RoundX86, PartialGroupsWriteOnlyTheirElements) {
   if (hasAvx512BFloat16())
     expectWritesOnlyItsElements<BFloat16>(roundToBFloat16Avx512);
+  if (hasAvx2())
+    expectWritesOnlyItsElements<BFloat16>(roundToBFloat16Avx2);
   if (hasF16c())
     expectWritesOnlyItsElements<Half>(roundToHalfF16c);
-  if (!hasAvx512BFloat16() && !hasF16c())
-    GTEST_SKIP() << "this CPU has neither AVX-512 BF16 nor F16C";
+  if (!hasAvx512BFloat16() && !hasAvx2() && !hasF16c())
+    GTEST_SKIP() << "this CPU has neither AVX-512 BF16, AVX2 nor F16C";
 }
 
 template <typename T> void expectStoreRoundedLikeFromAcc(int dropped) {

@@ -10,8 +10,13 @@
 // result is fromAcc's bit for bit. F16C rounds subnormals too; a NaN keeps
 // its sign and the top of its payload where fromAcc<Half> makes every NaN
 // 0x7e00 (both quiet NaNs, as torch's own vectorized and scalar casts
-// differ). storeRounded (RoundedStore.h) computes a kernel's values into a
-// float block and calls these, on CPUs that have the instructions.
+// differ). Without AVX-512 BF16, AVX2 rounds to bfloat16 in fromAcc's own
+// integer arithmetic, 16 floats a step: GCC, vectorizing fromAcc inside a
+// kernel's loop for x86-64-v3, packed each select's both sides and blended
+// them as 16-bit lanes (bias + ReLU, [2048, 1024] bfloat16: 66 instructions
+// per 16 elements, 1.18 ms where float32 took 0.75; an AMD EPYC with AVX2,
+// one thread). storeRounded (RoundedStore.h) computes a kernel's values
+// into a float block and calls these, on CPUs that have the instructions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +36,13 @@ bool hasAvx512BFloat16();
 /// to[k] = fromAcc<BFloat16>(from[k]) for k in [0, n); only on a CPU where
 /// hasAvx512BFloat16().
 void roundToBFloat16Avx512(const float *from, BFloat16 *to, int64_t n);
+
+/// Whether this CPU has AVX2, which roundToBFloat16Avx2 needs.
+bool hasAvx2();
+
+/// to[k] = fromAcc<BFloat16>(from[k]) for k in [0, n), bit for bit (NaNs
+/// included); only on a CPU where hasAvx2().
+void roundToBFloat16Avx2(const float *from, BFloat16 *to, int64_t n);
 
 /// Whether this CPU has F16C (and AVX), which roundToHalfF16c needs.
 bool hasF16c();
