@@ -21,6 +21,16 @@
 // model's step of such products (suites.tiny_llama_model, bf16 autocast)
 // went from 1.40x Inductor's time to 0.97x.
 //
+// An operand that is a view (a weight's transpose, an activation's reshape)
+// is widened at its source and viewed again: a cast commutes with a view.
+// So the cast meets the op that made the source (autocast's cast of a
+// float32 weight, the last op of an elementwise chain) and the outliner
+// takes both into one region, and the views of one value (a gradient read
+// as itself and transposed) share one cast. A reshape of a permuted value
+// is cast as it is: it relies on its source's strides (flash attention's
+// gradients, transposed back to [batch, tokens, heads, dim], are
+// contiguous), which a region's float32 copy of the source does not keep.
+//
 //===----------------------------------------------------------------------===//
 
 #include "fxmlir/Dialect/FxmlirDialect.h"
@@ -30,6 +40,9 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <functional>
 
 namespace fxmlir {
 #define GEN_PASS_DEF_WIDENCPUPRODUCTS
@@ -95,6 +108,26 @@ struct WidenCpuProductsPass
     // saved activation's, cast at the backward graph's start, would live
     // through the whole graph beside its 16-bit self).
     llvm::DenseMap<std::pair<Value, Block *>, Value> wide;
+    // `value`'s float32 copy in `block`: a view's, the view of its source's.
+    std::function<Value(Value, Block *)> widen = [&](Value value,
+                                                     Block *block) {
+      if (Value known = wide.lookup({value, block}))
+        return known;
+      Value copy;
+      Operation *view = value.getDefiningOp();
+      if (view && isView(view) && !isReshapeOfPermuted(view)) {
+        Value source = widen(view->getOperand(0), block);
+        Operation *wideView = builder.clone(*view);
+        wideView->setLoc(widenedLoc(view->getLoc()));
+        wideView->setOperand(0, source);
+        wideView->getResult(0).setType(withElement(value.getType(), f32));
+        copy = wideView->getResult(0);
+      } else {
+        copy = castTo(builder, widenedLoc(value.getLoc()), value, f32);
+      }
+      wide[{value, block}] = copy;
+      return copy;
+    };
     for (Operation *op : widened) {
       builder.setInsertionPoint(op);
       Type element = getElementTypeOrSelf(op->getResult(0).getType());
@@ -104,12 +137,8 @@ struct WidenCpuProductsPass
       // Operands of other types (attention's float32 log-sum-exp) stay.
       llvm::SmallVector<Value> operands =
           llvm::map_to_vector(op->getOperands(), [&](Value value) {
-            if (!isNarrow(value.getType()))
-              return value;
-            Value &cast = wide[{value, op->getBlock()}];
-            if (!cast)
-              cast = castTo(builder, widenedLoc(value.getLoc()), value, f32);
-            return cast;
+            return isNarrow(value.getType()) ? widen(value, op->getBlock())
+                                             : value;
           });
       llvm::SmallVector<Type> types =
           llvm::map_to_vector(op->getResultTypes(), [&](Type type) {
@@ -126,11 +155,47 @@ struct WidenCpuProductsPass
                                 : wideResult;
         result.replaceAllUsesWith(replacement);
       }
+      // Views only the product read are dead now that it reads their
+      // float32 counterparts (an operand may be another's source).
+      llvm::SetVector<Operation *> views;
+      for (Value value : op->getOperands())
+        if (Operation *view = value.getDefiningOp(); view && isView(view))
+          views.insert(view);
       op->erase();
+      while (!views.empty()) {
+        Operation *view = views.pop_back_val();
+        if (!view->use_empty())
+          continue;
+        if (Operation *source = view->getOperand(0).getDefiningOp();
+            source && isView(source))
+          views.insert(source);
+        wide.erase({view->getResult(0), view->getBlock()});
+        view->erase();
+      }
     }
   }
 
 private:
+  /// Whether `op` views its first operand (the others, if any, are sizes):
+  /// its float32 counterpart views that operand's float32 copy.
+  static bool isView(Operation *op) {
+    return isa<TOp, TransposeIntOp, PermuteOp, ViewOp, UnderscoreUnsafeViewOp,
+               UnsqueezeOp, SqueezeDimOp, ExpandOp, AliasOp, DetachOp>(op) &&
+           op->getNumResults() == 1 && isa<RankedTensorType>(op->getResult(0).getType());
+  }
+
+  /// Whether `op` reshapes a value that a view below it permutes: whether
+  /// the reshape is possible depends on the strides of what it views.
+  static bool isReshapeOfPermuted(Operation *op) {
+    if (!isa<ViewOp, UnderscoreUnsafeViewOp>(op))
+      return false;
+    for (Operation *below = op->getOperand(0).getDefiningOp();
+         below && isView(below); below = below->getOperand(0).getDefiningOp())
+      if (isa<TOp, TransposeIntOp, PermuteOp>(below))
+        return true;
+    return false;
+  }
+
   /// The products, and flash attention's backward without an attention
   /// mask: a mask's float32 copy, [batch, heads, queries, keys], took a
   /// masked model's step (T5's, bf16 autocast) 3 % above eager's peak.

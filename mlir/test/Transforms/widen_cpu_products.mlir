@@ -2,6 +2,7 @@
 // RUN: fxmlir-opt %s --pass-pipeline="builtin.module(func.func(fxmlir-widen-cpu-products{dtypes=f16}))" --split-input-file | FileCheck %s --check-prefix=F16
 // RUN: fxmlir-opt %s --fxmlir-widen-cpu-products --split-input-file | FileCheck %s --check-prefix=NONE
 // RUN: fxmlir-opt %s --pass-pipeline="builtin.module(fxmlir-forward{widen-product-dtypes=bf16 remove=fxmlir-outline-jit-regions})" --split-input-file | FileCheck %s --check-prefix=STAGE
+// RUN: fxmlir-opt %s --pass-pipeline="builtin.module(func.func(fxmlir-widen-cpu-products{dtypes=bf16}),fxmlir-outline-jit-regions{cost-model=true})" --split-input-file | FileCheck %s --check-prefix=OUTLINE
 // RUN: fxmlir-opt %s --pass-pipeline="builtin.module(fxmlir-before-autodiff{widen-product-dtypes=bf16})" --split-input-file | FileCheck %s --check-prefix=BEFORE
 // RUN: not fxmlir-opt %s --pass-pipeline="builtin.module(func.func(fxmlir-widen-cpu-products{dtypes=f8}))" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 
@@ -166,4 +167,69 @@ func.func @small_products(%a: !a, %bt: !bt, %c: !c, %p: !p, %big: !big, %d: !d, 
   %4 = fxmlir.aten.mm %d, %bt : (!d, !bt) -> !dc
   %5 = fxmlir.aten.mm %g, %gt : (!g, !gt) -> !gc
   return %0, %1, %2, %e, %3, %4, %5 : !c, !p, !c, !e, !big, !dc, !gc
+}
+
+// -----
+
+!w = tensor<32x64xf32, #fxmlir.device<"cpu">>
+!wh = tensor<32x64xbf16, #fxmlir.device<"cpu">>
+!wt = tensor<64x32xbf16, #fxmlir.device<"cpu">>
+!x3 = tensor<1x8x64xbf16, #fxmlir.device<"cpu">>
+!x = tensor<8x64xbf16, #fxmlir.device<"cpu">>
+!xt = tensor<64x8xbf16, #fxmlir.device<"cpu">>
+!y = tensor<8x32xbf16, #fxmlir.device<"cpu">>
+!g = tensor<64x64xbf16, #fxmlir.device<"cpu">>
+!n = tensor<8x64xbf16, #fxmlir.device<"cpu">>
+
+// A view operand is widened at its source and viewed again: autocast's
+// weight cast meets its float32 cast (one region for the outliner), the
+// input read as itself and transposed is cast once, and the narrow views
+// only the products read are gone. Any other op keeps its own cast, and so
+// does a reshape of a transposed value (attention's heads joined again):
+// the reshape needs its source's strides, which a copy may not keep.
+// CHECK-LABEL: func.func @views
+// CHECK-NEXT: %[[W:.*]] = fxmlir.aten._to_copy %arg1 {dtype = bf16, non_blocking = false}
+// CHECK-NEXT: %[[XW:.*]] = fxmlir.aten._to_copy %arg0 {dtype = f32, non_blocking = false} : (tensor<1x8x64xbf16, {{.*}}>) -> tensor<1x8x64xf32, {{.*}}>
+// CHECK-NEXT: %[[V:.*]] = fxmlir.aten.view %[[XW]] {size = array<i64: 8, 64>} : (tensor<1x8x64xf32, {{.*}}>) -> tensor<8x64xf32, {{.*}}>
+// CHECK-NEXT: %[[WW:.*]] = fxmlir.aten._to_copy %[[W]] {dtype = f32, non_blocking = false} : (tensor<32x64xbf16, {{.*}}>) -> tensor<32x64xf32, {{.*}}>
+// CHECK-NEXT: %[[T:.*]] = fxmlir.aten.t %[[WW]] : (tensor<32x64xf32, {{.*}}>) -> tensor<64x32xf32, {{.*}}>
+// CHECK-NEXT: fxmlir.aten.mm %[[V]], %[[T]] : {{.*}} -> tensor<8x32xf32, {{.*}}>
+// CHECK-NEXT: fxmlir.aten._to_copy {{.*}} {dtype = bf16, non_blocking = false}
+// CHECK-NEXT: %[[VT:.*]] = fxmlir.aten.t %[[V]] : (tensor<8x64xf32, {{.*}}>) -> tensor<64x8xf32, {{.*}}>
+// CHECK-NEXT: fxmlir.aten.mm %[[VT]], %[[V]] : {{.*}} -> tensor<64x64xf32, {{.*}}>
+// CHECK-NEXT: fxmlir.aten._to_copy {{.*}} {dtype = bf16, non_blocking = false}
+// CHECK-NEXT: %[[N:.*]] = fxmlir.aten.neg %arg0
+// CHECK-NEXT: %[[NV:.*]] = fxmlir.aten.view %[[N]]
+// CHECK-NEXT: %[[NW:.*]] = fxmlir.aten._to_copy %[[N]] {dtype = f32, non_blocking = false}
+// CHECK-NEXT: %[[NWV:.*]] = fxmlir.aten.view %[[NW]]
+// CHECK-NEXT: fxmlir.aten.mm %[[NWV]], %[[T]]
+// CHECK-NEXT: fxmlir.aten._to_copy
+// CHECK-NEXT: %[[HT:.*]] = fxmlir.aten.transpose.int %arg2
+// CHECK-NEXT: %[[H:.*]] = fxmlir.aten.view %[[HT]] {size = array<i64: 8, 64>} : (tensor<8x2x32xbf16, {{.*}}>) -> tensor<8x64xbf16, {{.*}}>
+// CHECK-NEXT: %[[HW:.*]] = fxmlir.aten._to_copy %[[H]] {dtype = f32, non_blocking = false}
+// CHECK-NEXT: fxmlir.aten.mm %[[HW]], %[[T]]
+// CHECK-NOT: fxmlir.aten.t
+// CHECK: return {{.*}}, %[[W]], %[[NV]]
+// The outliner then takes autocast's cast and its float32 copy into one
+// region (its cost model keeps it); the transpose stays a view outside.
+// OUTLINE-LABEL: func.func @views
+// OUTLINE: %[[R:.*]]:2 = fxmlir.mlir_jit @[[F:jit_to_copy[_0-9]*]](%arg1)
+// OUTLINE: fxmlir.aten.t %[[R]]#1
+// OUTLINE: func.func private @[[F]]
+// OUTLINE-NEXT: fxmlir.aten._to_copy %arg0 {dtype = bf16
+// OUTLINE-NEXT: fxmlir.aten._to_copy {{.*}} {dtype = f32
+func.func @views(%x3: !x3, %w: !w, %heads: tensor<2x8x32xbf16, #fxmlir.device<"cpu">>) -> (!y, !g, !y, !wh, !x, !y) {
+  %wh = fxmlir.aten._to_copy %w {dtype = bf16, non_blocking = false} : (!w) -> !wh
+  %wt = fxmlir.aten.t %wh : (!wh) -> !wt
+  %x = fxmlir.aten.view %x3 {size = array<i64: 8, 64>} : (!x3) -> !x
+  %0 = fxmlir.aten.mm %x, %wt : (!x, !wt) -> !y
+  %xt = fxmlir.aten.t %x : (!x) -> !xt
+  %1 = fxmlir.aten.mm %xt, %x : (!xt, !x) -> !g
+  %n3 = fxmlir.aten.neg %x3 : (!x3) -> !x3
+  %n = fxmlir.aten.view %n3 {size = array<i64: 8, 64>} : (!x3) -> !n
+  %2 = fxmlir.aten.mm %n, %wt : (!n, !wt) -> !y
+  %ht = fxmlir.aten.transpose.int %heads {dim0 = 0 : i64, dim1 = 1 : i64} : (tensor<2x8x32xbf16, #fxmlir.device<"cpu">>) -> tensor<8x2x32xbf16, #fxmlir.device<"cpu">>
+  %h = fxmlir.aten.view %ht {size = array<i64: 8, 64>} : (tensor<8x2x32xbf16, #fxmlir.device<"cpu">>) -> !x
+  %3 = fxmlir.aten.mm %h, %wt : (!x, !wt) -> !y
+  return %0, %1, %2, %wh, %n, %3 : !y, !g, !y, !wh, !x, !y
 }
