@@ -4,8 +4,9 @@
 // (AVX-512 BF16's and AVX2's) and half, every neighbourhood of a rounding
 // boundary (ties, values either side, all exponents and signs), subnormals
 // (which AVX-512 BF16 alone flushes to zero), infinities, and every length
-// of a partial group; NaNs stay NaNs of their sign (AVX2's: fromAcc's NaNs). And storeRounded (RoundedStore.h) across its
-// blocks, on whichever path this CPU takes.
+// of a partial group; NaNs stay NaNs of their sign (AVX2's: fromAcc's
+// NaNs). And storeRounded (RoundedStore.h) across its blocks, on whichever
+// path this CPU takes.
 //
 //===----------------------------------------------------------------------===//
 

@@ -181,7 +181,8 @@ private:
   static bool isView(Operation *op) {
     return isa<TOp, TransposeIntOp, PermuteOp, ViewOp, UnderscoreUnsafeViewOp,
                UnsqueezeOp, SqueezeDimOp, ExpandOp, AliasOp, DetachOp>(op) &&
-           op->getNumResults() == 1 && isa<RankedTensorType>(op->getResult(0).getType());
+           op->getNumResults() == 1 &&
+           isa<RankedTensorType>(op->getResult(0).getType());
   }
 
   /// Whether `op` reshapes a value that a view below it permutes: whether
